@@ -1,0 +1,106 @@
+// Command emu is rqemu's command line: it emulates the Linux scheduler's
+// runqueues of a big machine on a small one.
+//
+//	emu topo NAME|FILE        print a machine (lscpu/lstopo style)
+//	emu calibrate             measure this host, compare with the host preset
+//
+// Run `emu CMD -h` for a command's flags and examples. Bad input (an
+// unknown topology, a malformed spec, a bad flag) exits with status 2.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// usageError is bad input: the message names the flag or field, and the
+// command exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"topo", "print a machine: counts, cache/LLC tree, NUMA, latency by distance class", runTopo},
+	{"calibrate", "measure this host (ping-pong, hammer, pipe) against the host preset", runCalibrate},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		mainUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			return exitCode(err, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "emu: unknown command %q\n\n", args[0])
+	mainUsage(stderr)
+	return 2
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "emu:", err)
+	var ue *usageError
+	if errors.As(err, &ue) || isInputError(err) {
+		return 2
+	}
+	return 1
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: emu COMMAND [flags]")
+	fmt.Fprintln(w, "\nrqemu emulates the Linux scheduler's runqueues of a big machine on a small one.")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'emu COMMAND -h' for the command's flags and examples.")
+}
+
+// newFlags returns a flag set whose parse errors are usage errors.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("emu "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, "flags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, turning errors into usage errors (exit 2).
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{msg: err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package emu
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Feature is a scheduler switch, named as the kernel names it in
+// kernel/sched/features.h (or as the patch that introduced it did).
+type Feature uint8
+
+// The features. Order is the canonical print order.
+const (
+	EEVDF Feature = iota
+	RUN_TO_PARITY
+	WAKEUP_PREEMPTION
+	WAKEUP_DEADLINE
+	PLACE_LAG
+	PLACE_DEADLINE_INITIAL
+	GENTLE_FAIR_SLEEPERS
+	START_DEBIT
+	PLACE_MIGRATE
+	TG_LOAD_RATELIMIT
+	TTWU_QUEUE
+	TTWU_QUEUE_L2
+	SIS_UTIL
+	WA_IDLE
+	WA_WEIGHT
+	WA_BIAS
+	LB_SPREAD_LLC
+	UCLAMP
+	numFeatures
+)
+
+type featureInfo struct {
+	name string
+	doc  string
+}
+
+var features = [numFeatures]featureInfo{
+	EEVDF:                  {"EEVDF", "pick the eligible entity with the earliest virtual deadline (v6.6, 147f3efaa241); off: legacy CFS leftmost-vruntime pick with slices and granularities"},
+	RUN_TO_PARITY:          {"RUN_TO_PARITY", "curr keeps the CPU until its deadline is renewed while eligible (63304558ba5d, 'Curb wakeup-preemption')"},
+	WAKEUP_PREEMPTION:      {"WAKEUP_PREEMPTION", "a wakeup may preempt curr (check_preempt_wakeup / wakeup_preempt)"},
+	WAKEUP_DEADLINE:        {"WAKEUP_DEADLINE", "experimental (PeterZ, 2023, not merged): preempt only if the wakee's deadline is earlier than curr's"},
+	PLACE_LAG:              {"PLACE_LAG", "place_entity() keeps the entity's lag: v = V - vlag*(W+w)/W"},
+	PLACE_DEADLINE_INITIAL: {"PLACE_DEADLINE_INITIAL", "a new task's first deadline is half a slice away"},
+	GENTLE_FAIR_SLEEPERS:   {"GENTLE_FAIR_SLEEPERS", "CFS: a waking sleeper is placed at most sched_latency/2 before min_vruntime"},
+	START_DEBIT:            {"START_DEBIT", "CFS: a new task starts one vslice after min_vruntime"},
+	PLACE_MIGRATE:          {"PLACE_MIGRATE", "CFS: Tim Chen/PeterZ 'Fix starvation caused by task migration' (2022 RFC): se->migrated instead of exec_start=0, and a migrated task goes to the front or back of the destination instead of carrying its relative vruntime"},
+	TG_LOAD_RATELIMIT:      {"TG_LOAD_RATELIMIT", "update_tg_load_avg() writes tg->load_avg at most once per ms per cfs_rq (v6.7, 1528c661c24b)"},
+	TTWU_QUEUE:             {"TTWU_QUEUE", "remote wakeups across LLCs (or to an idle CPU) go through the target's wake list and an IPI (ttwu_queue_cond)"},
+	TTWU_QUEUE_L2:          {"TTWU_QUEUE_L2", "Mathieu Desnoyers' RFC: queue every wakeup whose target is outside the waker's L2 (not merged)"},
+	SIS_UTIL:               {"SIS_UTIL", "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0, Chen Yu)"},
+	WA_IDLE:                {"WA_IDLE", "wake_affine(): prefer an idle waker or prev CPU"},
+	WA_WEIGHT:              {"WA_WEIGHT", "wake_affine(): compare the effective loads of this and prev CPU"},
+	WA_BIAS:                {"WA_BIAS", "wake_affine_weight(): bias toward prev by half the imbalance_pct"},
+	LB_SPREAD_LLC:          {"LB_SPREAD_LLC", "calculate_imbalance() inside an LLC balances task counts, not utilisation (16b0a7a1a0af, v5.10); off: the pre-fix behaviour"},
+	UCLAMP:                 {"UCLAMP", "the sched_uclamp_used static key: uclamp_rq_inc/dec on every enqueue/dequeue (46609ce22703); a workload that sets a clamp turns it on"},
+}
+
+// Features is a set of scheduler switches.
+type Features uint64
+
+// Has reports whether f is on.
+func (s Features) Has(f Feature) bool { return s&(1<<f) != 0 }
+
+// With returns s with f on.
+func (s Features) With(f Feature) Features { return s | 1<<f }
+
+// Without returns s with f off.
+func (s Features) Without(f Feature) Features { return s &^ (1 << f) }
+
+func (f Feature) String() string {
+	if f < numFeatures {
+		return features[f].name
+	}
+	return fmt.Sprintf("feature(%d)", uint8(f))
+}
+
+// Doc is the feature's one-line description.
+func (f Feature) Doc() string { return features[f].doc }
+
+// AllFeatures lists every feature in canonical order.
+func AllFeatures() []Feature {
+	out := make([]Feature, numFeatures)
+	for i := range out {
+		out[i] = Feature(i)
+	}
+	return out
+}
+
+// String prints the set as /sys/kernel/debug/sched/features does: every
+// feature, the ones that are off prefixed with NO_.
+func (s Features) String() string {
+	var parts []string
+	for _, f := range AllFeatures() {
+		if s.Has(f) {
+			parts = append(parts, f.String())
+		} else {
+			parts = append(parts, "NO_"+f.String())
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Profile is a named kernel version's feature set.
+type Profile struct {
+	Name string
+	Doc  string
+	Set  Features
+}
+
+func set(fs ...Feature) Features {
+	var s Features
+	for _, f := range fs {
+		s = s.With(f)
+	}
+	return s
+}
+
+// common are the switches every profile has on.
+var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC}
+
+// Profiles are the kernel versions rqemu models.
+var Profiles = []Profile{
+	{"v5.15-cfs", "Linux 5.15: CFS with the relative-vruntime migration protocol and exec_start = 0 on migration; no SIS_UTIL",
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT)...)},
+	{"v6.5-cfs", "Linux 6.5: CFS with SIS_UTIL, the last CFS release",
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, SIS_UTIL)...)},
+	{"v6.6-eevdf", "Linux 6.6: EEVDF with RUN_TO_PARITY; tg->load_avg not ratelimited",
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, SIS_UTIL)...)},
+	{"v6.7-eevdf", "Linux 6.7: v6.6 plus the tg->load_avg ratelimit",
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, SIS_UTIL, TG_LOAD_RATELIMIT)...)},
+}
+
+// DefaultProfile is what runs when no -features is given.
+const DefaultProfile = "v6.6-eevdf"
+
+// ProfileNames lists the profiles.
+func ProfileNames() []string {
+	var out []string
+	for _, p := range Profiles {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// FeatureError is a bad -features specification.
+type FeatureError struct{ Msg string }
+
+func (e *FeatureError) Error() string { return "-features: " + e.Msg }
+
+// ParseFeatures reads "PROFILE[,+X][,-X]..." (also "NO_X" for -X): a
+// profile name first, then edits applied in order. An empty string is the
+// default profile.
+func ParseFeatures(spec string) (Features, string, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		spec = DefaultProfile
+	}
+	parts := strings.Split(spec, ",")
+	base := strings.TrimSpace(parts[0])
+	i := slices.IndexFunc(Profiles, func(p Profile) bool { return p.Name == base })
+	if i < 0 {
+		return 0, "", &FeatureError{fmt.Sprintf("unknown profile %q (allowed: %s)", base, strings.Join(ProfileNames(), ", "))}
+	}
+	s := Profiles[i].Set
+	for _, p := range parts[1:] {
+		p = strings.TrimSpace(p)
+		on := true
+		switch {
+		case strings.HasPrefix(p, "+"):
+			p = p[1:]
+		case strings.HasPrefix(p, "-"):
+			p, on = p[1:], false
+		case strings.HasPrefix(p, "NO_"):
+			p, on = p[3:], false
+		}
+		f, ok := FeatureByName(p)
+		if !ok {
+			var names []string
+			for _, f := range AllFeatures() {
+				names = append(names, f.String())
+			}
+			return 0, "", &FeatureError{fmt.Sprintf("unknown feature %q (allowed: %s)", p, strings.Join(names, ", "))}
+		}
+		if on {
+			s = s.With(f)
+		} else {
+			s = s.Without(f)
+		}
+	}
+	return s, spec, nil
+}
+
+// FeatureByName finds a feature by its kernel name.
+func FeatureByName(name string) (Feature, bool) {
+	for _, f := range AllFeatures() {
+		if f.String() == name {
+			return f, true
+		}
+	}
+	return 0, false
+}

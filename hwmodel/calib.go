@@ -1,0 +1,310 @@
+package hwmodel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Calib is a calibration file: what `emu calibrate` measured on a host,
+// which -calib applies to the host preset. Zero fields were not measured.
+type Calib struct {
+	// Host identifies where the figures were taken.
+	Host string `yaml:"host" json:"host"`
+	Date string `yaml:"date" json:"date"`
+	// PingPongNS is the one-way line transfer latency (CAS ping-pong
+	// median RTT/2) per distance class name ("smt", "llc", ...).
+	PingPongNS map[string]float64 `yaml:"pingpong_ns" json:"pingpong_ns"`
+	// RMWLocalNS is one writer's ns per atomic add on its own line.
+	RMWLocalNS float64 `yaml:"rmw_local_ns" json:"rmw_local_ns"`
+	// Hammer2 is two writers on two CPUs at class Hammer2Class: aggregate
+	// ns per atomic add on one shared line and on padded private lines.
+	Hammer2Class    string  `yaml:"hammer2_class,omitempty" json:"hammer2_class,omitempty"`
+	Hammer2SharedNS float64 `yaml:"hammer2_shared_ns" json:"hammer2_shared_ns"`
+	Hammer2PaddedNS float64 `yaml:"hammer2_padded_ns" json:"hammer2_padded_ns"`
+	// PipeRTTUS is a 1-byte pipe round trip between two threads through
+	// the real kernel, µs, on two CPUs (PipeRTTUS) and on one (PipeRTT1US).
+	PipeRTTUS  float64 `yaml:"pipe_rtt_us" json:"pipe_rtt_us"`
+	PipeRTT1US float64 `yaml:"pipe_rtt_1cpu_us,omitempty" json:"pipe_rtt_1cpu_us,omitempty"`
+}
+
+// LoadCalibFile reads a calibration file strictly.
+func LoadCalibFile(path string) (*Calib, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Calib
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty calibration file", path)
+		}
+		return nil, fmt.Errorf("%s: %s", path, cleanYAMLError(err))
+	}
+	for name, v := range c.PingPongNS {
+		if _, ok := classByName(name); !ok || name == "self" {
+			return nil, fmt.Errorf("%s: pingpong_ns.%s: unknown class (allowed: smt, l2, llc, socket, remote)", path, name)
+		}
+		if !(v > 0) {
+			return nil, fmt.Errorf("%s: pingpong_ns.%s: must be positive", path, name)
+		}
+	}
+	return &c, nil
+}
+
+// Write saves the calibration as YAML.
+func (c *Calib) Write(w io.Writer) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+func classByName(name string) (Class, bool) {
+	for c := ClassSelf; c < NumClasses; c++ {
+		if c.String() == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// Apply returns a copy of m with the calibration's measurements in place
+// of the preset's estimates: the transfer latency of each measured class,
+// the uncontended RMW, the burst length that best reproduces the measured
+// two-writer hammer, and one scale on every kernel-operation cost that
+// makes the predicted pipe round trip match the measured one. Sources are
+// rewritten to say so.
+func (c *Calib) Apply(m *Machine) (*Machine, error) {
+	s := cloneSpec(m.Spec)
+	src := func(what string) string {
+		return fmt.Sprintf("[C] %s measured by emu calibrate on %s, %s", what, c.Host, c.Date)
+	}
+	present := m.ClassesPresent()
+	for name, v := range c.PingPongNS {
+		cl, _ := classByName(name)
+		if !present[cl] {
+			return nil, fmt.Errorf("calibration: pingpong_ns.%s: the machine has no CPU pair of that class", name)
+		}
+		*latField(&s.Latency, cl) = &Sourced{Value: v, Source: src("CAS ping-pong median RTT/2")}
+	}
+	if c.RMWLocalNS > 0 {
+		s.Latency.RMWLocal = &Sourced{Value: c.RMWLocalNS, Source: src("one writer's atomic add")}
+	}
+	m2, err := Build(s)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	if c.Hammer2SharedNS > 0 && c.Hammer2Class != "" {
+		cl, ok := classByName(c.Hammer2Class)
+		a, b, found := m2.PairOf(cl)
+		if !ok || !found {
+			return nil, fmt.Errorf("calibration: hammer2_class %q: no such CPU pair on this machine", c.Hammer2Class)
+		}
+		best, bestErr := 1, math.Inf(1)
+		for burst := 1; burst <= 64; burst++ {
+			m2.Lat.Burst = burst
+			if e := math.Abs(m2.PredictHammer([]int{a, b}, true) - c.Hammer2SharedNS); e < bestErr {
+				best, bestErr = burst, e
+			}
+		}
+		s.Latency.Burst = &Sourced{Value: float64(best), Source: src(fmt.Sprintf("burst fitted to 2 writers on one line, %.2f ns/op aggregate", c.Hammer2SharedNS))}
+	}
+	if err := c.fitKernelCosts(m2, s, src); err != nil {
+		return nil, err
+	}
+	return Build(s)
+}
+
+// crossCPUOps are the costs a wakeup across CPUs adds to a local one.
+var crossCPUOps = []KernelOp{OpIPISend, OpIPIDeliver, OpIPIRecv, OpIdleExit}
+
+// fitKernelCosts scales the kernel-operation costs in s so the closed-form
+// pipe round trips match the measured ones: one scale on the local path
+// from the one-CPU round trip (syscalls, pipe, wakeup, enqueue, switch),
+// then one on the cross-CPU additions (IPI send/delivery/receive, idle
+// exit) from the two-CPU round trip. In a VM the second is dominated by VM
+// exits for the IPI and HLT, which is why one scale cannot fit both.
+func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) error {
+	isCross := func(op KernelOp) bool {
+		for _, x := range crossCPUOps {
+			if x == op {
+				return true
+			}
+		}
+		return false
+	}
+	rescale := func(op KernelOp, scale float64, why string) {
+		f := kernelOps[op].field(&s.Costs)
+		old := *f
+		*f = &Sourced{Value: math.Max(1, math.Round(old.Value*scale*10)/10),
+			Source: src(fmt.Sprintf("x%.3f %s", scale, why)) + "; was " + old.Source}
+	}
+	local := 1.0
+	if c.PipeRTT1US > 0 {
+		local = c.PipeRTT1US * 1000 / m.PredictPipeRTT(0, 0)
+		for op := KernelOp(0); op < NumKernelOps; op++ {
+			if !isCross(op) {
+				rescale(op, local, fmt.Sprintf("so the one-CPU pipe round trip matches %.2f us", c.PipeRTT1US))
+			}
+		}
+	}
+	a, b, ok := m.PairOf(ClassLLC)
+	if !ok {
+		a, b, ok = m.PairOf(ClassSMT)
+	}
+	if c.PipeRTTUS > 0 && ok {
+		// The two-CPU round trip is 2 x (local part + cross part).
+		total := m.PredictPipeRTT(a, b)
+		cross := 0.0
+		for _, op := range crossCPUOps {
+			cross += 2 * m.Costs.NS[op]
+		}
+		want := c.PipeRTTUS*1000 - (total-cross)*local
+		scale := math.Max(want/cross, 0.05)
+		for _, op := range crossCPUOps {
+			rescale(op, scale, fmt.Sprintf("so the two-CPU pipe round trip matches %.2f us", c.PipeRTTUS))
+		}
+	}
+	return nil
+}
+
+func latField(l *LatencySpec, c Class) **Sourced {
+	switch c {
+	case ClassSMT:
+		return &l.SMT
+	case ClassL2:
+		return &l.L2
+	case ClassLLC:
+		return &l.LLC
+	case ClassSocket:
+		return &l.Socket
+	case ClassRemote:
+		return &l.Remote
+	}
+	panic("hwmodel: no latency field for class " + c.String())
+}
+
+// cloneSpec deep-copies a spec through its YAML form.
+func cloneSpec(s *Spec) *Spec {
+	var buf bytes.Buffer
+	if err := s.Encode(&buf); err != nil {
+		panic(err)
+	}
+	c, err := DecodeSpec(&buf)
+	if err != nil {
+		panic(fmt.Sprintf("hwmodel: spec does not round-trip: %v", err))
+	}
+	return c
+}
+
+// PredictPingPong is the model's one-way latency of a CAS ping-pong
+// between CPUs a and b with the line homed at a's node: each RMW finds
+// the line in the other CPU's cache.
+func (m *Machine) PredictPingPong(a, b int) float64 {
+	if a == b {
+		return 0
+	}
+	lines := []*Line{m.NewLine(m.CPUs[a].Node)}
+	const rounds = 64
+	// Each side's RMW depends on the other's, so the streams are
+	// interleaved in time: a at 2i, b at 2i+1, in units large enough that
+	// no request waits for the line.
+	gap := int64(10 * (m.Lat.Transfer[ClassRemote] + m.Lat.HomeRemote + m.Lat.MemRemote + m.Lat.MemLocal + 100))
+	streams := make([][]Req, len(m.CPUs))
+	for i := int64(0); i < rounds; i++ {
+		streams[a] = append(streams[a], Req{T: 2 * i * gap, Op: RMW})
+		streams[b] = append(streams[b], Req{T: (2*i + 1) * gap, Op: RMW})
+	}
+	res := m.Replay(lines, streams)
+	// Skip the first fill; every later RMW is one transfer.
+	total := 0.0
+	for i := 1; i < rounds; i++ {
+		total += res.Stall[a][i] + res.Stall[b][i]
+	}
+	return total / float64(2*(rounds-1))
+}
+
+// PredictHammer is the model's aggregate ns per atomic add when writers
+// on the given CPUs each issue back-to-back atomic adds, on one shared
+// line or each on its own padded line: the replay's makespan over the
+// number of adds. Writers listed on the same CPU time-slice it, so they
+// form one sequential stream.
+func (m *Machine) PredictHammer(cpus []int, shared bool) float64 {
+	const perWriter = 512
+	rmw := m.Lat.RMWLocal
+	streams := make([][]Req, len(m.CPUs))
+	var lines []*Line
+	lineOf := map[int]int32{}
+	for _, c := range cpus {
+		li, ok := lineOf[c]
+		if !ok {
+			if shared && len(lines) > 0 {
+				li = 0
+			} else {
+				li = int32(len(lines))
+				l := m.NewLine(m.CPUs[c].Node)
+				m.Access(l, c, RMW) // warm: the first writer has it
+				lines = append(lines, l)
+			}
+			lineOf[c] = li
+		}
+		for k := 0; k < perWriter; k++ {
+			// The CPU's own timeline: one RMW every rmw ns. Virtual
+			// time is integer ns; the rounding only shifts when a
+			// request queues behind the CPU's own previous one.
+			n := len(streams[c])
+			streams[c] = append(streams[c], Req{T: int64(float64(n) * rmw), Line: li, Op: RMW})
+		}
+	}
+	res := m.Replay(lines, streams)
+	makespan := 0.0
+	for c, s := range streams {
+		if len(s) > 0 {
+			makespan = max(makespan, float64(s[len(s)-1].T)+res.CPUStall[c]+rmw)
+		}
+	}
+	return makespan / float64(len(cpus)*perWriter)
+}
+
+// PredictPipeRTT is the model's round trip, in ns, of a 1-byte message
+// through two pipes between threads on CPUs a and b (`perf bench sched
+// pipe`), from the base costs alone. On one CPU each half-trip runs the
+// writer's write() (with the wakeup), then its read() that blocks and
+// switches to the reader. On two CPUs the critical path of a half-trip is
+// the write() with a remote wakeup of an idle CPU through the wake list
+// and an IPI (ttwu_queue_cond: the target is idle), then the target's idle
+// exit, enqueue, switch and read() return; the sleeper's dequeue and
+// switch to idle run off the critical path. This is the closed form that
+// calibration fits the host's kernel costs with; the engine's own pipe
+// workload runs the full model.
+func (m *Machine) PredictPipeRTT(a, b int) float64 {
+	c := func(ops ...KernelOp) float64 {
+		t := 0.0
+		for _, op := range ops {
+			t += m.Costs.NS[op]
+		}
+		return t
+	}
+	write := c(OpSyscall, OpPipeWrite, OpTTWU, OpSelectRQ)
+	if a == b {
+		half := write + c(OpEnqueue, OpUpdateLoadAvg, OpUpdateCurr) +
+			c(OpSyscall, OpPipeRead, OpDequeue, OpUpdateLoadAvg, OpUpdateCurr, OpSchedule, OpPickNext)
+		return 2 * half
+	}
+	half := write + c(OpIPISend, OpIPIDeliver, OpIPIRecv, OpIdleExit, OpEnqueue, OpUpdateLoadAvg,
+		OpSchedule, OpPickNext, OpPipeRead) +
+		// the waker's wake-list push and the wakee reading its pending
+		// flag are cross-CPU line transfers
+		2*m.TransferNS(b, a, m.CPUs[a].Node)
+	return 2 * half
+}

@@ -1,0 +1,88 @@
+package hwmodel
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// kvmHost is the development VM's host machine, from its recorded sysfs.
+func kvmHost(t *testing.T) *Machine {
+	t.Helper()
+	id := HostIdentity{Vendor: "amd", Model: "AMD EPYC", Arch: "x86_64", FreqMHz: 2596, LineBytes: 64, L1dKiB: 32, L2KiB: 1024, L3KiB: 32768}
+	s, err := HostSpec(os.DirFS("testdata/sysfs/kvm-2vcpu-genoa"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestCalibrationFits: after applying the development VM's recorded
+// calibration, the host preset predicts each measured figure within 25%
+// (the hammer is the acceptance; the others are fitted exactly).
+func TestCalibrationFits(t *testing.T) {
+	m := kvmHost(t)
+	c, err := LoadCalibFile("testdata/calib/kvm-2vcpu-genoa.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := c.Apply(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what      string
+		predicted float64
+		measured  float64
+	}{
+		{"ping-pong llc", cm.PredictPingPong(0, 1), c.PingPongNS["llc"]},
+		{"hammer 1 writer", cm.PredictHammer([]int{0}, true), c.RMWLocalNS},
+		{"hammer 2 writers, one line", cm.PredictHammer([]int{0, 1}, true), c.Hammer2SharedNS},
+		{"hammer 2 writers, padded", cm.PredictHammer([]int{0, 1}, false), c.Hammer2PaddedNS},
+		{"pipe round trip 2 CPUs", cm.PredictPipeRTT(0, 1) / 1000, c.PipeRTTUS},
+		{"pipe round trip 1 CPU", cm.PredictPipeRTT(0, 0) / 1000, c.PipeRTT1US},
+	} {
+		ratio := tc.predicted / tc.measured
+		t.Logf("%-28s measured %8.2f predicted %8.2f ratio %.2f", tc.what, tc.measured, tc.predicted, ratio)
+		if math.Abs(ratio-1) > 0.25 {
+			t.Errorf("%s: predicted %.2f vs measured %.2f after calibration (ratio %.2f)", tc.what, tc.predicted, tc.measured, ratio)
+		}
+	}
+	// The sources say where the numbers came from now.
+	if src := cm.Spec.Latency.LLC.Source; src[:3] != "[C]" {
+		t.Errorf("calibrated latency source %q does not say [C]", src)
+	}
+	// The hammer stays saturated: 2 writers on one line are slower per
+	// op than 2 on padded lines, and faster than one RMW per transfer.
+	if sh, pad := cm.PredictHammer([]int{0, 1}, true), cm.PredictHammer([]int{0, 1}, false); sh <= pad || sh >= cm.Lat.Transfer[ClassLLC] {
+		t.Errorf("calibrated hammer: shared %.2f, padded %.2f, transfer %.2f", sh, pad, cm.Lat.Transfer[ClassLLC])
+	}
+}
+
+func TestCalibErrors(t *testing.T) {
+	m := kvmHost(t)
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"unknown field", "host: x\nping_ns: {}\n", "ping_ns"},
+		{"unknown class", "host: x\npingpong_ns: {cluster: 3}\n", "pingpong_ns.cluster"},
+		{"class absent", "host: x\npingpong_ns: {remote: 100}\n", "pingpong_ns.remote"},
+		{"empty", "", "empty"},
+	} {
+		path := dir + "/" + tc.name + ".yaml"
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadCalibFile(path)
+		if err == nil {
+			_, err = c.Apply(m)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package hwmodel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Spec is a machine description as written in a spec file (YAML; JSON is
+// accepted too, being YAML). Decoding is strict: an unknown field is an
+// error, so a typo cannot silently fall back to a default. A spec describes
+// the CPUs either by a regular Layout (how the presets are written) or by an
+// explicit per-CPU list mirroring sysfs (what host detection produces); the
+// two are exclusive. Build turns a Spec into a validated Machine.
+type Spec struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	Vendor      string `yaml:"vendor" json:"vendor"` // intel, amd, arm, other
+	Model       string `yaml:"model" json:"model"`
+	Arch        string `yaml:"arch" json:"arch"` // x86_64, arm64
+	// FreqMHz is the sustained all-core clock used to turn cycles into ns.
+	FreqMHz float64 `yaml:"freq_mhz" json:"freq_mhz"`
+	// HZ is the kernel's tick rate (CONFIG_HZ) the target runs with.
+	HZ int `yaml:"hz" json:"hz"`
+
+	Layout *Layout   `yaml:"layout,omitempty" json:"layout,omitempty"`
+	CPUs   []CPUSpec `yaml:"cpus,omitempty" json:"cpus,omitempty"`
+
+	// NUMADistance is the ACPI SLIT as /sys/devices/system/node/node*/distance
+	// prints it: one row per node, 10 on the diagonal.
+	NUMADistance [][]int `yaml:"numa_distance" json:"numa_distance"`
+
+	Caches  CacheSpec   `yaml:"caches" json:"caches"`
+	Latency LatencySpec `yaml:"latency_ns" json:"latency_ns"`
+	Costs   CostSpec    `yaml:"costs_cycles" json:"costs_cycles"`
+}
+
+// Layout describes a regular machine: sockets of LLCs of cores. CPUs are
+// numbered as Linux numbers them on x86 ("linux": every core's first thread
+// in socket-major core order, then every core's second thread, so SMT
+// siblings are ncores apart: arch/x86 enumerates the first threads first) or
+// with siblings adjacent ("adjacent", as some arm64 and Windows-style tables).
+type Layout struct {
+	Sockets        int    `yaml:"sockets" json:"sockets"`
+	LLCsPerSocket  int    `yaml:"llcs_per_socket" json:"llcs_per_socket"`
+	CoresPerLLC    int    `yaml:"cores_per_llc" json:"cores_per_llc"`
+	CoresPerL2     int    `yaml:"cores_per_l2" json:"cores_per_l2"`
+	ThreadsPerCore int    `yaml:"threads_per_core" json:"threads_per_core"`
+	NodesPerSocket int    `yaml:"nodes_per_socket" json:"nodes_per_socket"`
+	Numbering      string `yaml:"numbering" json:"numbering"`
+}
+
+// CPUSpec is one logical CPU as sysfs describes it:
+// cpuN/topology/{physical_package_id,core_id,thread_siblings_list},
+// cpuN/cache/index*/shared_cpu_list for the L2 and the last level, and the
+// node directory it appears under.
+type CPUSpec struct {
+	CPU      int    `yaml:"cpu" json:"cpu"`
+	Package  int    `yaml:"package" json:"package"`
+	Core     int    `yaml:"core" json:"core"`
+	Siblings string `yaml:"siblings" json:"siblings"`
+	L2       string `yaml:"l2,omitempty" json:"l2,omitempty"`
+	LLC      string `yaml:"llc" json:"llc"`
+	Node     int    `yaml:"node" json:"node"`
+}
+
+// CacheSpec gives the cache geometry. Sizes are per instance (per core for
+// L1/L2, per LLC domain for L3); L3KiB is 0 when there is no L3.
+type CacheSpec struct {
+	LineBytes int `yaml:"line_bytes" json:"line_bytes"`
+	L1dKiB    int `yaml:"l1d_kib" json:"l1d_kib"`
+	L2KiB     int `yaml:"l2_kib" json:"l2_kib"`
+	L3KiB     int `yaml:"l3_kib" json:"l3_kib"`
+}
+
+// Sourced is a number with the evidence it comes from, so a reader of the
+// preset (or of `emu topo -json`) can judge it. Tags follow
+// reference/hardware.md: [V] verified, [D] derived from raw data,
+// [M] measured, [E] estimate, [C] calibrated on this host.
+type Sourced struct {
+	Value  float64 `yaml:"value" json:"value"`
+	Source string  `yaml:"source" json:"source"`
+}
+
+// LatencySpec holds the coherence fabric's costs in ns. The per-class
+// numbers are one-way cache-line transfer latencies (CAS ping-pong RTT/2);
+// a class that the topology has must be given, one it lacks may be omitted.
+type LatencySpec struct {
+	SMT    *Sourced `yaml:"smt,omitempty" json:"smt,omitempty"`
+	L2     *Sourced `yaml:"l2,omitempty" json:"l2,omitempty"`
+	LLC    *Sourced `yaml:"llc,omitempty" json:"llc,omitempty"`
+	Socket *Sourced `yaml:"socket,omitempty" json:"socket,omitempty"`
+	Remote *Sourced `yaml:"remote,omitempty" json:"remote,omitempty"`
+	// HomeRemote is added to a transfer when the line's home node is on
+	// another socket than the requester (the directory/home agent lookup
+	// crosses the link; hardware.md C2).
+	HomeRemote *Sourced `yaml:"home_remote,omitempty" json:"home_remote,omitempty"`
+	// MemLocal/MemRemote: a fill from DRAM on the requester's socket / the
+	// other socket, when no cache holds the line.
+	MemLocal  *Sourced `yaml:"mem_local" json:"mem_local"`
+	MemRemote *Sourced `yaml:"mem_remote,omitempty" json:"mem_remote,omitempty"`
+	// RMWLocal is an uncontended locked RMW on a line the core owns.
+	RMWLocal *Sourced `yaml:"rmw_local" json:"rmw_local"`
+	// Burst is how many RMWs a core that holds a contended line retires
+	// before the line moves on (hardware.md C2: throughput is not
+	// 1/latency). A count, not ns.
+	Burst *Sourced `yaml:"burst" json:"burst"`
+}
+
+// CostSpec holds base costs of kernel operations in cycles, exclusive of
+// any shared-line traffic (which only the coherence model prices). Every
+// entry is required and carries its source or rationale.
+type CostSpec struct {
+	Schedule      *Sourced `yaml:"schedule" json:"schedule"`                 // __schedule() incl. context_switch(), without the class hooks
+	PickNext      *Sourced `yaml:"pick_next" json:"pick_next"`               // pick_next_task_fair() + set_next_entity() + put_prev_entity()
+	Enqueue       *Sourced `yaml:"enqueue" json:"enqueue"`                   // enqueue_task_fair() per level, without PELT
+	Dequeue       *Sourced `yaml:"dequeue" json:"dequeue"`                   // dequeue_task_fair() per level, without PELT
+	UpdateCurr    *Sourced `yaml:"update_curr" json:"update_curr"`           // update_curr()
+	UpdateLoadAvg *Sourced `yaml:"update_load_avg" json:"update_load_avg"`   // update_load_avg() local arithmetic
+	CfsGroup      *Sourced `yaml:"update_cfs_group" json:"update_cfs_group"` // update_cfs_group() local part (calc_group_shares arithmetic)
+	Reweight      *Sourced `yaml:"reweight" json:"reweight"`                 // reweight_entity()
+	TTWU          *Sourced `yaml:"ttwu" json:"ttwu"`                         // try_to_wake_up() without select/enqueue
+	SelectRQ      *Sourced `yaml:"select_rq" json:"select_rq"`               // select_task_rq_fair() fixed part
+	SISProbe      *Sourced `yaml:"sis_probe" json:"sis_probe"`               // one idle_cpu() probe in select_idle_cpu(), local part
+	IPISend       *Sourced `yaml:"ipi_send" json:"ipi_send"`                 // send_call_function_single_ipi() / x2APIC ICR write
+	IPIDeliver    *Sourced `yaml:"ipi_deliver" json:"ipi_deliver"`           // wire + wake of the target (the lookahead)
+	IPIRecv       *Sourced `yaml:"ipi_recv" json:"ipi_recv"`                 // IRQ entry, handler dispatch, exit on the target
+	IdleExit      *Sourced `yaml:"idle_exit" json:"idle_exit"`               // leaving the idle loop (poll or shallow C-state)
+	Tick          *Sourced `yaml:"tick" json:"tick"`                         // sched_tick() fixed part
+	BalanceRQ     *Sourced `yaml:"balance_rq" json:"balance_rq"`             // per-rq statistics in update_sg_lb_stats(), local part
+	Migrate       *Sourced `yaml:"migrate" json:"migrate"`                   // detach_task()+attach_task() / set_task_cpu() fixed part
+	Syscall       *Sourced `yaml:"syscall" json:"syscall"`                   // syscall entry+exit
+	PipeWrite     *Sourced `yaml:"pipe_write" json:"pipe_write"`             // pipe_write() body, small message
+	PipeRead      *Sourced `yaml:"pipe_read" json:"pipe_read"`               // pipe_read() body, small message
+	SockSend      *Sourced `yaml:"sock_send" json:"sock_send"`               // UDP/unix send path without the wakeup
+	SockRecv      *Sourced `yaml:"sock_recv" json:"sock_recv"`               // UDP/unix receive path
+}
+
+// DecodeSpec reads a spec strictly: unknown fields, trailing documents
+// and type mismatches are errors that name the field.
+func DecodeSpec(r io.Reader) (*Spec, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &SpecError{Field: "(document)", Msg: "empty spec"}
+		}
+		return nil, &SpecError{Field: fieldAtErrorLine(data, err), Msg: cleanYAMLError(err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &SpecError{Field: "(document)", Msg: "more than one YAML document"}
+	}
+	return &s, nil
+}
+
+// LoadSpecFile reads a spec file.
+func LoadSpecFile(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := DecodeSpec(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Encode writes the spec as YAML.
+func (s *Spec) Encode(w io.Writer) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// SpecError is a problem with a spec, naming the offending field in the
+// spec's own syntax (e.g. "cpus[3].siblings", "numa_distance").
+type SpecError struct {
+	Field string
+	Msg   string
+}
+
+func (e *SpecError) Error() string { return e.Field + ": " + e.Msg }
+
+func specErr(field, format string, args ...any) error {
+	return &SpecError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// fieldAtErrorLine finds the spec field that a decoding error's "line N"
+// points at, as a path like "latency_ns.llc.value", so type mismatches
+// name the field as unknown fields do.
+func fieldAtErrorLine(data []byte, err error) string {
+	m := regexp.MustCompile(`line (\d+):`).FindStringSubmatch(err.Error())
+	if m == nil {
+		return "(document)"
+	}
+	line, _ := strconv.Atoi(m[1])
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return "(document)"
+	}
+	if path := nodePath(&root, line, ""); path != "" {
+		return path
+	}
+	return "(document)"
+}
+
+func nodePath(n *yaml.Node, line int, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := nodePath(c, line, prefix); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			name := k.Value
+			if prefix != "" {
+				name = prefix + "." + k.Value
+			}
+			if p := nodePath(v, line, name); p != "" {
+				return p
+			}
+			if k.Line == line && (v.Kind == yaml.ScalarNode || v.Line == line) {
+				return name
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p := nodePath(c, line, fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// cleanYAMLError drops the library's "yaml: " prefix; its messages already
+// give the line and the unknown field ("line 7: field l3_shared_by not
+// found in type hwmodel.CacheSpec").
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	msg = bytes.NewBufferString(msg).String()
+	for _, p := range []string{"yaml: unmarshal errors:\n  ", "yaml: "} {
+		if len(msg) > len(p) && msg[:len(p)] == p {
+			msg = msg[len(p):]
+		}
+	}
+	return msg
+}
