@@ -101,6 +101,9 @@ type AccessCost struct {
 	Kind        AccessKind
 	Class       Class // distance class of the transfer; ClassSelf for hits and fills
 	Invalidated int   // copies invalidated by a store
+	// FromSharer: a read served by a clean forward from a Shared copy
+	// (no owner had to give the line up).
+	FromSharer bool
 }
 
 // TransferNS is the one-way latency of moving a line from CPU from to CPU
@@ -161,7 +164,7 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 				}
 			})
 			l.addSharer(cpu)
-			return AccessCost{NS: best, Kind: Transfer, Class: m.Class(cpu, from)}
+			return AccessCost{NS: best, Kind: Transfer, Class: m.Class(cpu, from), FromSharer: true}
 		}
 		// Fill from memory; the only copy is Exclusive.
 		l.owner = cpu

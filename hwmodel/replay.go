@@ -243,7 +243,11 @@ func (r *replay) serve(li int, now int64) {
 	if req.Op == RMW || req.Op == Lock {
 		busy += r.rmwPS
 	}
-	if req.Op == Read && cost.Kind == Hit {
+	if req.Op == Read && (cost.Kind == Hit || cost.Kind == Transfer && cost.FromSharer) {
+		// A hit, or a clean forward of a line already Shared: the
+		// line is not being moved out of anyone's ownership, so
+		// concurrent readers are served in parallel and only pay
+		// their own latency.
 		busy = 0
 	}
 	l.freeAt = now + busy

@@ -1,0 +1,84 @@
+package contention
+
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Entry is one logged access to a modeled shared line: 16 bytes.
+type Entry struct {
+	T    int64      // virtual ns at which the CPU issued the access
+	Line LineID     // the line
+	Op   hwmodel.Op // Read, Write, RMW, Lock or Unlock
+	Site Site       // the calling site charged for its stall
+}
+
+// Log is one modeled CPU's record of its accesses to shared lines during
+// an epoch, in issue order. Every object operation appends to the calling
+// CPU's Log; at the barrier Space.Weave prices the logs and resets them.
+//
+// A Log belongs to the goroutine that runs its CPU: only that goroutine
+// calls Record (directly or through the objects) between barriers, and the
+// weave reads it only at a barrier. It is padded so that two CPUs' Logs
+// never share a host line.
+type Log struct {
+	_ [hostLinePad]byte
+
+	// cpu is the modeled CPU. Read-only after NewLog.
+	cpu int
+	// entries are this epoch's accesses. Owned by CPU cpu's goroutine.
+	entries []Entry
+	// last is the time of the latest entry ever recorded (it survives
+	// Reset: virtual time never goes back). Owned by CPU cpu's goroutine.
+	last int64
+
+	// Host-time sampling (sample.go). Owned by CPU cpu's goroutine.
+	sampleEvery uint32
+	sampleLeft  uint32
+	samples     []hostSample // by LineID
+
+	_ [hostLinePad]byte
+}
+
+// NewLog returns an empty Log for modeled CPU cpu, with host sampling off.
+func NewLog(cpu int) *Log {
+	if cpu < 0 {
+		panic(fmt.Sprintf("contention: NewLog: CPU %d", cpu))
+	}
+	return &Log{cpu: cpu, last: -1 << 63}
+}
+
+// CPU is the modeled CPU the Log belongs to.
+func (l *Log) CPU() int { return l.cpu }
+
+// Record appends an access: CPU l.CPU() issues op on line at virtual time
+// now, on behalf of site. Times must not decrease along a Log (across
+// Resets too); Record panics if now is before the previous entry's time.
+//
+// Accesses logged at the same instant are issued one after the other: the
+// weave starts each access when the CPU's previous one has retired on its
+// uncontended timeline, so the CPU's own RMW latency is never counted as
+// stall (Space.Weave).
+func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
+	if now < l.last {
+		panic(fmt.Sprintf("contention: Log of CPU %d: entry {line %d, %v, site %d} at t=%d is before the previous entry at t=%d",
+			l.cpu, line, op, site, now, l.last))
+	}
+	l.last = now
+	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Site: site})
+}
+
+// Len is the number of entries since the last Reset.
+func (l *Log) Len() int { return len(l.entries) }
+
+// Entries returns the entries since the last Reset. The slice is the
+// Log's own: read it, do not keep it past the next Record or Reset.
+func (l *Log) Entries() []Entry { return l.entries }
+
+// Last is the time of the latest entry recorded, or math.MinInt64.
+func (l *Log) Last() int64 { return l.last }
+
+// Reset empties the Log, keeping its capacity and its last time. The weave
+// calls it; host samples are kept until a weave collects them.
+func (l *Log) Reset() { l.entries = l.entries[:0] }

@@ -1,0 +1,60 @@
+package contention
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSampling: with sampling 1 in 4, a quarter of the operations are timed
+// and reported per line and per kind, next to the modeled ns.
+func TestSampling(t *testing.T) {
+	m := machine(t, "spr-2s")
+	s := NewSpace(m)
+	s.SetSampling(4)
+	c := NewCounter(s, "tg.load_avg", 0)
+	lk := NewSpinLock(s, "rq0.lock", 0)
+	u := NewUclampRQ(s, "rq0.uclamp", 0)
+	l := s.NewLog(0)
+	for k := range int64(400) {
+		c.Add(l, 10*k, NoSite, 1)
+	}
+	for k := range int64(40) {
+		now := 10_000 + 100*k
+		lk.Lock(l, now, NoSite)
+		u.IncTask(l, now+1, NoSite, 0, 1024)
+		u.DecTask(l, now+2, NoSite, 0, 1024)
+		lk.Unlock(l, now+3, NoSite)
+	}
+	s.Weave([]*Log{l})
+	st := s.Stats()
+	h := st.Lines[c.Line()].Host
+	if h.Calls != 100 || h.Accesses != 100 || h.NS <= 0 {
+		t.Errorf("counter samples %+v, want 100 calls", h)
+	}
+	if k := st.Kinds[KindCounter].Host; k.Calls != 100 {
+		t.Errorf("kind samples %+v", k)
+	}
+	if h := st.Kinds[KindUclamp].Host; h.Calls != 20 || h.Accesses != 40 {
+		t.Errorf("uclamp samples %+v, want 20 calls of 2 accesses", h)
+	}
+	if st.Lines[c.Line()].Host.PerAccess() < 0 || (HostNS{}).PerAccess() != 0 {
+		t.Error("PerAccess")
+	}
+	var b bytes.Buffer
+	if err := s.WriteStats(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "host/acc") || hostCell(st.Kinds[KindCounter].Host) == "-" {
+		t.Errorf("stats:\n%s", b.String())
+	}
+	t.Logf("\n%s", b.String())
+	// Off: nothing sampled.
+	s.SetSampling(0)
+	l2 := s.NewLog(1)
+	c.Add(l2, 0, NoSite, 1)
+	s.Weave([]*Log{l, l2})
+	if got := s.Stats().Lines[c.Line()].Host.Calls; got != 100 {
+		t.Errorf("sampling off: %d calls", got)
+	}
+}

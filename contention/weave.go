@@ -1,0 +1,447 @@
+package contention
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// WeaveResult is what one weave priced: the stall of every CPU beyond the
+// uncontended cost it charged itself, and who paid it.
+type WeaveResult struct {
+	// StallNS[c] is the whole ns to add to CPU c's virtual clock: this
+	// weave's stall plus the fraction carried from earlier weaves, rounded
+	// down; the new fraction stays in the Space. Over any number of weaves
+	// the sum of StallNS is the exact total stall, rounded down, and never
+	// behind it by a whole ns.
+	StallNS []int64
+	// ExactNS[c] is this weave's stall of CPU c, in ns (a whole number of
+	// ps, as the replay keeps time).
+	ExactNS []float64
+	// Sites lists the stall per (CPU, site), sorted by CPU then Site; a
+	// pair that paid nothing is left out. For each CPU the NS of its
+	// entries sum to ExactNS[c].
+	Sites []SiteCharge
+	// Accesses is the number of log entries woven.
+	Accesses int
+	// TotalNS is the sum of ExactNS.
+	TotalNS float64
+	// Lines is the replay's per-line outcome, by LineID (nil when no
+	// access was logged).
+	Lines []hwmodel.LineStats
+}
+
+// SiteCharge is the stall one CPU paid at one site during a weave.
+type SiteCharge struct {
+	CPU  int
+	Site Site
+	NS   float64
+}
+
+// CPUSites returns the entries of Sites for one CPU.
+func (r *WeaveResult) CPUSites(cpu int) []SiteCharge {
+	lo, _ := slices.BinarySearchFunc(r.Sites, cpu, func(e SiteCharge, c int) int { return cmp.Compare(e.CPU, c) })
+	hi, _ := slices.BinarySearchFunc(r.Sites, cpu+1, func(e SiteCharge, c int) int { return cmp.Compare(e.CPU, c) })
+	return r.Sites[lo:hi]
+}
+
+// SiteNS is the stall CPU cpu paid at site during the weave.
+func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
+	for _, e := range r.CPUSites(cpu) {
+		if e.Site == site {
+			return e.NS
+		}
+	}
+	return 0
+}
+
+// lineAcc and siteAcc are the cumulative statistics; stalls are kept in
+// whole ps so that sums are exact and independent of the order of addition.
+type lineAcc struct {
+	accesses      int64
+	ops           [hwmodel.NumOps]int64
+	transfers     [hwmodel.NumClasses]int64
+	invalidations int64
+	fills         int64
+	lockWaits     int64
+	stallPS       int64
+	chargedPS     int64
+	host          hostSample
+}
+
+type siteAcc struct {
+	accesses  int64
+	ops       [hwmodel.NumOps]int64
+	stallPS   int64
+	chargedPS int64
+}
+
+// Weave prices one epoch: it turns each Log into its CPU's stream of
+// hwmodel.Req, replays all streams together through the target machine's
+// coherence model (hwmodel.Machine.Replay, on the Space's lines, whose
+// state carries over from the previous weave), charges every request's
+// stall to its CPU and site, adds to the cumulative statistics, collects
+// the host samples, and resets the logs.
+//
+// logs may be in any order and may hold nils; at most one Log per CPU. The
+// result depends only on the logs' contents and the Space's state, never
+// on the order of logs: the same inputs give identical results.
+//
+// A CPU issues its accesses one at a time: an access logged before the
+// CPU's previous one has retired on its uncontended timeline (issue time
+// plus hwmodel's UncontendedNS: the locked RMW latency for RMW and Lock)
+// is issued when it has, rounded up to the next ns. An object operation
+// that logs several accesses at one instant is therefore priced as a
+// sequence, and a CPU never stalls on its own accesses; the caller charges
+// UncontendedNS for each access itself. (The shift is not stall: it only
+// moves the request in the replay, by at most the uncontended cost the
+// caller charged plus under 1 ns of rounding.)
+//
+// Weave panics on a malformed log: a line or site this Space does not
+// know, two Logs of one CPU, a CPU the machine lacks, or a lock taken and
+// not released (or released and not taken) within the epoch: a SpinLock
+// must never be held across a barrier.
+func (s *Space) Weave(logs []*Log) *WeaveResult {
+	n := s.m.NumCPUs()
+	clear(s.byCPU)
+	total := 0
+	for _, l := range logs {
+		if l == nil {
+			continue
+		}
+		if l.cpu >= n {
+			panic(fmt.Sprintf("contention: Weave: a Log of CPU %d, machine %s has CPUs 0-%d", l.cpu, s.m.Name, n-1))
+		}
+		if s.byCPU[l.cpu] != nil {
+			panic(fmt.Sprintf("contention: Weave: two Logs of CPU %d", l.cpu))
+		}
+		s.byCPU[l.cpu] = l
+		total += len(l.entries)
+	}
+	s.weaves++
+	res := &WeaveResult{StallNS: make([]int64, n), ExactNS: make([]float64, n), Accesses: total}
+	if total > 0 {
+		s.weave(res)
+	}
+	for _, l := range s.byCPU {
+		if l != nil {
+			s.collectSamples(l)
+			l.SetSampling(int(s.sampleEvery))
+			l.Reset()
+		}
+	}
+	clear(s.byCPU)
+	return res
+}
+
+func (s *Space) weave(res *WeaveResult) {
+	var uncPS [hwmodel.NumOps]int64
+	for op := range hwmodel.NumOps {
+		uncPS[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
+	}
+	var held []LineID
+	for c, l := range s.byCPU {
+		s.streams[c] = s.streams[c][:0]
+		if l != nil {
+			s.streams[c], held = s.buildStream(l, s.streams[c], &uncPS, held[:0])
+		}
+	}
+	rr := s.m.Replay(s.lines, s.streams)
+	res.Lines = rr.Lines
+	for i, ls := range rr.Lines {
+		a := &s.lineStats[i]
+		for c, x := range ls.Transfers {
+			a.transfers[c] += int64(x)
+		}
+		a.invalidations += int64(ls.Invalidations)
+		a.fills += int64(ls.Fills)
+		a.lockWaits += int64(ls.LockWaits)
+	}
+	if len(s.siteBuf) < len(s.sites) {
+		s.siteBuf = make([]int64, len(s.sites))
+	}
+	sitePS := s.siteBuf // all zero between weaves
+	for c, l := range s.byCPU {
+		if l == nil {
+			continue
+		}
+		stalls := rr.Stall[c]
+		var cpuPS int64
+		hits := s.siteHit[:0]
+		for i, e := range l.entries {
+			ps := int64(math.Round(stalls[i] * 1000))
+			if ps == 0 {
+				continue
+			}
+			cpuPS += ps
+			if sitePS[e.Site] == 0 {
+				hits = append(hits, e.Site)
+			}
+			sitePS[e.Site] += ps
+			s.lineStats[e.Line].stallPS += ps
+			s.siteStats[e.Site].stallPS += ps
+		}
+		slices.Sort(hits)
+		for _, site := range hits {
+			res.Sites = append(res.Sites, SiteCharge{CPU: c, Site: site, NS: float64(sitePS[site]) / 1000})
+			sitePS[site] = 0
+		}
+		s.siteHit = hits
+		res.ExactNS[c] = float64(cpuPS) / 1000
+		res.TotalNS += res.ExactNS[c]
+		tot := s.remPS[c] + cpuPS
+		res.StallNS[c] = tot / 1000
+		s.remPS[c] = tot % 1000
+	}
+}
+
+// buildStream appends l's entries to st as requests, validating them and
+// counting them in the statistics; held is scratch for the lock check.
+func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int64, held []LineID) ([]hwmodel.Req, []LineID) {
+	ready := int64(math.MinInt64)
+	for i, e := range l.entries {
+		if e.Line < 0 || int(e.Line) >= len(s.lines) {
+			panic(fmt.Sprintf("contention: Weave: CPU %d entry %d names line %d, the Space has %d", l.cpu, i, e.Line, len(s.lines)))
+		}
+		if int(e.Site) >= len(s.sites) || e.Op >= hwmodel.NumOps {
+			panic(fmt.Sprintf("contention: Weave: CPU %d entry %d: site %d, op %d unknown", l.cpu, i, e.Site, e.Op))
+		}
+		switch e.Op {
+		case hwmodel.Lock:
+			if slices.Contains(held, e.Line) {
+				panic(fmt.Sprintf("contention: Weave: CPU %d takes lock %q twice (site %s, t=%d)", l.cpu, s.LineName(e.Line), s.SiteName(e.Site), e.T))
+			}
+			held = append(held, e.Line)
+		case hwmodel.Unlock:
+			k := slices.Index(held, e.Line)
+			if k < 0 {
+				panic(fmt.Sprintf("contention: Weave: CPU %d releases lock %q it did not take this epoch (site %s, t=%d); a SpinLock must not be held across a barrier",
+					l.cpu, s.LineName(e.Line), s.SiteName(e.Site), e.T))
+			}
+			held = slices.Delete(held, k, k+1)
+		}
+		tps := max(e.T*1000, ready)
+		t := tps / 1000
+		if t*1000 < tps {
+			t++ // whole ns, rounded up: never before the previous access retired
+		}
+		ready = t*1000 + uncPS[e.Op]
+		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op})
+		la, sa := &s.lineStats[e.Line], &s.siteStats[e.Site]
+		la.accesses++
+		la.ops[e.Op]++
+		la.chargedPS += uncPS[e.Op]
+		sa.accesses++
+		sa.ops[e.Op]++
+		sa.chargedPS += uncPS[e.Op]
+	}
+	if len(held) > 0 {
+		names := make([]string, len(held))
+		for i, id := range held {
+			names[i] = fmt.Sprintf("%q", s.LineName(id))
+		}
+		panic(fmt.Sprintf("contention: Weave: CPU %d still holds lock %s at the end of the epoch; a SpinLock must not be held across a barrier",
+			l.cpu, strings.Join(names, ", ")))
+	}
+	return st, held
+}
+
+// CarriedNS is CPU cpu's stall not yet handed out by StallNS, in ns
+// (always below 1).
+func (s *Space) CarriedNS(cpu int) float64 { return float64(s.remPS[cpu]) / 1000 }
+
+// LineStats is one line's cumulative statistics.
+type LineStats struct {
+	ID       LineID
+	Name     string
+	Kind     Kind
+	Home     int
+	Accesses int64
+	Ops      [hwmodel.NumOps]int64 // accesses by op
+	// Transfers counts line transfers from another core, by distance
+	// class; Invalidations the copies invalidated by stores; Fills the
+	// fills from DRAM; LockWaits the Lock requests that found it held.
+	Transfers     [hwmodel.NumClasses]int64
+	Invalidations int64
+	Fills         int64
+	LockWaits     int64
+	// StallNS is the stall paid on the line beyond the uncontended cost;
+	// UncontendedNS the uncontended cost its accesses charged.
+	StallNS       float64
+	UncontendedNS float64
+	// Host is what sampling measured on the host for the line's accesses.
+	Host HostNS
+}
+
+// ModeledNS is the mean modeled cost of one access to the line on the
+// target: uncontended cost plus stall, per access.
+func (l *LineStats) ModeledNS() float64 {
+	if l.Accesses == 0 {
+		return 0
+	}
+	return (l.StallNS + l.UncontendedNS) / float64(l.Accesses)
+}
+
+// TotalTransfers is the sum of Transfers over the classes.
+func (l *LineStats) TotalTransfers() int64 {
+	var t int64
+	for _, x := range l.Transfers {
+		t += x
+	}
+	return t
+}
+
+// SiteStats is one calling site's cumulative statistics.
+type SiteStats struct {
+	Site          Site
+	Name          string
+	Accesses      int64
+	Ops           [hwmodel.NumOps]int64
+	StallNS       float64
+	UncontendedNS float64
+}
+
+// KindStats sums LineStats over the lines of one kind of object.
+type KindStats struct {
+	Kind          Kind
+	Lines         int
+	Accesses      int64
+	Transfers     int64
+	StallNS       float64
+	UncontendedNS float64
+	Host          HostNS
+}
+
+// ModeledNS is the mean modeled cost of one access on the target.
+func (k *KindStats) ModeledNS() float64 {
+	if k.Accesses == 0 {
+		return 0
+	}
+	return (k.StallNS + k.UncontendedNS) / float64(k.Accesses)
+}
+
+// Stats is the Space's cumulative statistics over all its weaves.
+type Stats struct {
+	Machine  string
+	Weaves   int64
+	Accesses int64
+	StallNS  float64
+	Lines    []LineStats // by LineID
+	Sites    []SiteStats // by Site
+	Kinds    []KindStats // by Kind
+}
+
+// Stats returns a copy of the cumulative statistics.
+func (s *Space) Stats() *Stats {
+	st := &Stats{Machine: s.m.Name, Weaves: s.weaves, Lines: make([]LineStats, len(s.lines)),
+		Sites: make([]SiteStats, len(s.sites)), Kinds: make([]KindStats, NumKinds)}
+	var stallPS int64
+	for k := range st.Kinds {
+		st.Kinds[k].Kind = Kind(k)
+	}
+	for i, a := range s.lineStats {
+		li := s.lineInfo[i]
+		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: a.accesses, Ops: a.ops,
+			Transfers: a.transfers, Invalidations: a.invalidations, Fills: a.fills, LockWaits: a.lockWaits,
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000, Host: a.host.public()}
+		st.Lines[i] = ls
+		st.Accesses += a.accesses
+		stallPS += a.stallPS
+		k := &st.Kinds[li.kind]
+		k.Lines++
+		k.Accesses += a.accesses
+		k.Transfers += ls.TotalTransfers()
+		k.StallNS += ls.StallNS
+		k.UncontendedNS += ls.UncontendedNS
+		k.Host.Calls += a.host.calls
+		k.Host.Accesses += a.host.accesses
+		k.Host.NS += float64(a.host.ns)
+	}
+	st.StallNS = float64(stallPS) / 1000
+	for i, a := range s.siteStats {
+		st.Sites[i] = SiteStats{Site: Site(i), Name: s.sites[i], Accesses: a.accesses, Ops: a.ops,
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000}
+	}
+	return st
+}
+
+// statsTopLines is how many lines WriteStats lists.
+const statsTopLines = 20
+
+// WriteStats prints the cumulative statistics as tables: the lines with the
+// most stall (with their transfers by distance class), the sites by stall,
+// and the object kinds with the host's sampled ns per access beside the
+// target's modeled ns. Without host sampling the output depends only on
+// the logs woven: the same logs give the same bytes.
+func (s *Space) WriteStats(w io.Writer) error {
+	st := s.Stats()
+	var b strings.Builder
+	fmt.Fprintf(&b, "contention on %s: %d weaves, %d accesses, %.1f ns stall\n", st.Machine, st.Weaves, st.Accesses, st.StallNS)
+
+	lines := slices.Clone(st.Lines)
+	lines = slices.DeleteFunc(lines, func(l LineStats) bool { return l.Accesses == 0 })
+	slices.SortStableFunc(lines, func(a, b LineStats) int { return cmp.Compare(b.StallNS, a.StallNS) })
+	if len(lines) > statsTopLines {
+		fmt.Fprintf(&b, "\ntop %d of %d lines by stall:\n", statsTopLines, len(lines))
+		lines = lines[:statsTopLines]
+	} else {
+		fmt.Fprintf(&b, "\nlines by stall:\n")
+	}
+	fmt.Fprintf(&b, "  %-28s %-10s %4s %10s %10s %12s %8s %8s", "line", "kind", "home", "accesses", "rmw+lock", "stall_ns", "ns/acc", "host/acc")
+	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
+		fmt.Fprintf(&b, " %8s", c)
+	}
+	fmt.Fprintf(&b, " %8s %8s %8s\n", "inval", "fills", "lockwait")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  %-28s %-10s %4d %10d %10d %12.1f %8.1f %8s", clip(l.Name, 28), l.Kind, l.Home, l.Accesses,
+			l.Ops[hwmodel.RMW]+l.Ops[hwmodel.Lock], l.StallNS, l.ModeledNS(), hostCell(l.Host))
+		for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
+			fmt.Fprintf(&b, " %8d", l.Transfers[c])
+		}
+		fmt.Fprintf(&b, " %8d %8d %8d\n", l.Invalidations, l.Fills, l.LockWaits)
+	}
+
+	sites := slices.Clone(st.Sites)
+	sites = slices.DeleteFunc(sites, func(x SiteStats) bool { return x.Accesses == 0 })
+	slices.SortStableFunc(sites, func(a, b SiteStats) int { return cmp.Compare(b.StallNS, a.StallNS) })
+	fmt.Fprintf(&b, "\nsites by stall:\n  %-28s %10s %12s %8s %7s\n", "site", "accesses", "stall_ns", "ns/acc", "share")
+	for _, x := range sites {
+		share := 0.0
+		if st.StallNS > 0 {
+			share = 100 * x.StallNS / st.StallNS
+		}
+		fmt.Fprintf(&b, "  %-28s %10d %12.1f %8.1f %6.1f%%\n", clip(x.Name, 28), x.Accesses, x.StallNS,
+			(x.StallNS+x.UncontendedNS)/float64(x.Accesses), share)
+	}
+
+	fmt.Fprintf(&b, "\nobjects (target modeled vs host sampled ns per access):\n  %-10s %6s %10s %10s %12s %8s %8s %8s\n",
+		"kind", "lines", "accesses", "transfers", "stall_ns", "ns/acc", "host/acc", "samples")
+	for _, k := range st.Kinds {
+		if k.Accesses == 0 && k.Host.Calls == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-10s %6d %10d %10d %12.1f %8.1f %8s %8d\n", k.Kind, k.Lines, k.Accesses, k.Transfers,
+			k.StallNS, k.ModeledNS(), hostCell(k.Host), k.Host.Calls)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func hostCell(h HostNS) string {
+	if h.Calls == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", h.PerAccess())
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "~"
+}
