@@ -40,6 +40,7 @@ const (
 	OpPipeRead
 	OpSockSend
 	OpSockRecv
+	OpUclamp
 	NumKernelOps
 )
 
@@ -71,6 +72,7 @@ var kernelOps = [NumKernelOps]struct {
 	OpPipeRead:      {"pipe_read", func(c *CostSpec) **Sourced { return &c.PipeRead }},
 	OpSockSend:      {"sock_send", func(c *CostSpec) **Sourced { return &c.SockSend }},
 	OpSockRecv:      {"sock_recv", func(c *CostSpec) **Sourced { return &c.SockRecv }},
+	OpUclamp:        {"uclamp", func(c *CostSpec) **Sourced { return &c.Uclamp }},
 }
 
 func (op KernelOp) String() string {

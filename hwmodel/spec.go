@@ -140,6 +140,7 @@ type CostSpec struct {
 	PipeRead      *Sourced `yaml:"pipe_read" json:"pipe_read"`               // pipe_read() body, small message
 	SockSend      *Sourced `yaml:"sock_send" json:"sock_send"`               // UDP/unix send path without the wakeup
 	SockRecv      *Sourced `yaml:"sock_recv" json:"sock_recv"`               // UDP/unix receive path
+	Uclamp        *Sourced `yaml:"uclamp" json:"uclamp"`                     // uclamp_rq_inc() or uclamp_rq_dec() for both clamp ids, local part
 }
 
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents

@@ -3,6 +3,7 @@
 //
 //	emu topo NAME|FILE        print a machine (lscpu/lstopo style)
 //	emu calibrate             measure this host, compare with the host preset
+//	emu features [SET]        list the scheduler switches and kernel profiles
 //
 // Run `emu CMD -h` for a command's flags and examples. Bad input (an
 // unknown topology, a malformed spec, a bad flag) exits with status 2.
@@ -35,6 +36,7 @@ type command struct {
 var commands = []command{
 	{"topo", "print a machine: counts, cache/LLC tree, NUMA, latency by distance class", runTopo},
 	{"calibrate", "measure this host (ping-pong, hammer, pipe) against the host preset", runCalibrate},
+	{"features", "list the scheduler features and kernel profiles", runFeatures},
 }
 
 func main() {

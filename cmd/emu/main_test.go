@@ -107,6 +107,8 @@ func TestBadInput(t *testing.T) {
 		{"no argument", []string{"topo"}, "need exactly one"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"calib on a preset", []string{"topo", "-calib", "x.yaml", "spr-2s"}, "-calib"},
+		{"unknown profile", []string{"features", "v6.9-eevdf"}, `unknown profile "v6.9-eevdf" (allowed: v5.15-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf)`},
+		{"unknown feature", []string{"features", "v6.6-eevdf,+FOO"}, `unknown feature "FOO"`},
 	} {
 		code, _, errs := runEmu(tc.args...)
 		if code != 2 {
@@ -115,6 +117,17 @@ func TestBadInput(t *testing.T) {
 		if !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: stderr %q lacks %q", tc.name, errs, tc.want)
 		}
+	}
+}
+
+func TestFeatures(t *testing.T) {
+	code, out, errs := runEmu("features")
+	if code != 0 || !strings.Contains(out, "TG_LOAD_RATELIMIT") || !strings.Contains(out, "v6.7-eevdf") {
+		t.Errorf("emu features: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runEmu("features", "v6.6-eevdf,+TG_LOAD_RATELIMIT,-RUN_TO_PARITY")
+	if code != 0 || !strings.Contains(out, " TG_LOAD_RATELIMIT") || !strings.Contains(out, "NO_RUN_TO_PARITY") {
+		t.Errorf("emu features SET: %d %q", code, out)
 	}
 }
 

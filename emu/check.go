@@ -1,0 +1,69 @@
+package emu
+
+import "fmt"
+
+// check verifies the conservation invariants at a barrier, panicking with
+// the CPU, the task and the state when one is broken:
+//   - every live task is in exactly one place: the curr of its CPU, queued
+//     on its CPU's queue of its group, or off every queue while sleeping;
+//   - each runqueue's nr_running and h_nr_running count what is queued;
+//   - each queue's avg_vruntime/avg_load sums and tree are consistent
+//     (eevdf.Queue.Check);
+//   - tg->load_avg equals the sum of the published contributions of every
+//     CPU's queue, both physically (the real atomic) and in the model.
+func (s *Sim) check() {
+	nr := make([]int, len(s.cpus))
+	for _, t := range s.tasks {
+		rq := s.cpus[t.cpu]
+		switch t.state {
+		case TaskRunning:
+			if rq.curr != t {
+				panic(fmt.Sprintf("emu: check: task %v is running on CPU %d but that CPU runs %v", t, t.cpu, rq.curr))
+			}
+			nr[t.cpu]++
+		case TaskRunnable:
+			if !t.se.OnRQ || rq.curr == t {
+				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but on_rq=%t curr=%t", t, t.cpu, t.se.OnRQ, rq.curr == t))
+			}
+			if t.se.cfsRq != t.group.cfsRq[t.cpu] {
+				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but queued on another CPU's queue", t, t.cpu))
+			}
+			if !t.se.InTree() && t.se.cfsRq.curr != &t.se {
+				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but neither in the tree nor its queue's curr", t, t.cpu))
+			}
+			nr[t.cpu]++
+		case TaskSleeping, TaskDead, TaskNew:
+			if t.se.OnRQ || t.se.InTree() || rq.curr == t {
+				panic(fmt.Sprintf("emu: check: task %v is %v but on_rq=%t in_tree=%t curr=%t (CPU %d)",
+					t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))
+			}
+		default:
+			panic(fmt.Sprintf("emu: check: task %v on CPU %d in transient state %v at a barrier", t, t.cpu, t.state))
+		}
+	}
+	for cpu, rq := range s.cpus {
+		if rq.nrRunning != nr[cpu] || rq.cfs.hNrRunning != nr[cpu] {
+			panic(fmt.Sprintf("emu: check: CPU %d: nr_running %d, h_nr_running %d, but %d tasks are runnable or running there",
+				cpu, rq.nrRunning, rq.cfs.hNrRunning, nr[cpu]))
+		}
+		if int(rq.lock.NrRunningValue()) != rq.nrRunning {
+			panic(fmt.Sprintf("emu: check: CPU %d: rq line nr_running %d != %d", cpu, rq.lock.NrRunningValue(), rq.nrRunning))
+		}
+		rq.cfs.q.Check()
+		for _, tg := range s.groups {
+			tg.cfsRq[cpu].q.Check()
+		}
+	}
+	for _, tg := range s.groups {
+		var sum int64
+		for cpu := range s.cpus {
+			sum += int64(tg.cfsRq[cpu].tgLoadAvgContrib)
+		}
+		if tg.published != sum {
+			panic(fmt.Sprintf("emu: check: tg(%s)->load_avg published %d != sum of contributions %d", tg.Name, tg.published, sum))
+		}
+		if v := tg.loadAvg.Value(); v != sum {
+			panic(fmt.Sprintf("emu: check: tg(%s)->load_avg atomic holds %d but contributions sum to %d", tg.Name, v, sum))
+		}
+	}
+}

@@ -1,0 +1,498 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// cpuMode is what a CPU is doing between events.
+type cpuMode uint8
+
+const (
+	modeIdle   cpuMode = iota // in the idle loop
+	modeUser                  // curr runs its program's compute
+	modeKernel                // inside a handler (transient)
+)
+
+// RQ is one modeled CPU: struct rq plus the CPU's clock, its event queue
+// and its accounting. Everything here is owned by the CPU (its goroutine
+// in the parallel driver); other CPUs reach it only through the shared
+// objects in contention (lock, wake list, uclamp, removed) and through
+// messages delivered at barriers.
+type RQ struct {
+	cpu  int
+	sim  *Sim
+	m    *hwmodel.Machine
+	feat Features
+	tun  Tunables
+
+	now   int64 // this CPU's virtual time, ns
+	clock int64 // rq->clock as of the last update_rq_clock()
+
+	cfs         *CfsRq // rq->cfs, the root queue
+	curr        *Task  // rq->curr; nil is the idle task
+	nrRunning   int    // rq->nr_running
+	needResched bool   // TIF_NEED_RESCHED of curr
+	mode        cpuMode
+
+	events    eventQueue
+	tickArmed bool
+
+	log    *contention.Log
+	lock   *contention.SpinLock // rq->__lock with nr_running on its line
+	wake   *contention.WakeList // call_single_queue + ttwu_pending
+	uclamp *contention.UclampRQ
+
+	// tgDelta[g] is what this CPU added to task group g's tg->load_avg
+	// since the last barrier: the deterministic reads see the published
+	// value plus this CPU's own writes.
+	tgDelta []int64
+
+	// debt is weave stall not yet charged to this CPU's clock, with its
+	// breakdown by symbol.
+	debt      int64
+	debtSites []symCharge
+
+	profile []int64 // ns per Symbol
+	Stats   RQStats
+}
+
+type symCharge struct {
+	sym Symbol
+	ns  float64
+}
+
+func (rq *RQ) node() int { return rq.m.CPUs[rq.cpu].Node }
+
+// CPU is the runqueue's CPU number.
+func (rq *RQ) CPU() int { return rq.cpu }
+
+// Now is the CPU's virtual time.
+func (rq *RQ) Now() int64 { return rq.now }
+
+// Curr is the running task, nil when idle.
+func (rq *RQ) Curr() *Task { return rq.curr }
+
+// NrRunning is rq->nr_running.
+func (rq *RQ) NrRunning() int { return rq.nrRunning }
+
+// advance moves the clock forward to t, charging the time to idle or to
+// curr's user code.
+func (rq *RQ) advance(t int64) {
+	if t <= rq.now {
+		return
+	}
+	d := t - rq.now
+	switch {
+	case rq.mode == modeUser && rq.curr != nil:
+		rq.profile[rq.curr.sym] += d
+	default:
+		rq.profile[SymIdle] += d
+	}
+	rq.now = t
+}
+
+// spend runs ns of kernel work charged to sym.
+func (rq *RQ) spend(sym Symbol, ns int64) {
+	rq.now += ns
+	rq.profile[sym] += ns
+}
+
+// cost runs a kernel operation at its preset base cost.
+func (rq *RQ) cost(op hwmodel.KernelOp) {
+	rq.spend(opSymbol[op], rq.m.Cost(op))
+}
+
+// site is the contention site of a symbol (an access's caller).
+func (rq *RQ) site(sym Symbol) contention.Site { return rq.sim.sites[sym] }
+
+// access charges the uncontended cost of a shared-line access; the weave
+// adds the rest later.
+func (rq *RQ) accessCost(sym Symbol, op hwmodel.Op) {
+	if ns := rq.m.UncontendedNS(op); ns > 0 {
+		rq.spendFrac(sym, ns)
+	}
+}
+
+// spendFrac charges a sub-ns cost, carrying the fraction.
+func (rq *RQ) spendFrac(sym Symbol, ns float64) {
+	rq.Stats.fracNS += ns
+	if whole := int64(rq.Stats.fracNS); whole > 0 {
+		rq.Stats.fracNS -= float64(whole)
+		rq.spend(sym, whole)
+	}
+}
+
+// updateRQClock is core.c: update_rq_clock().
+func (rq *RQ) updateRQClock() { rq.clock = rq.now }
+
+// lockRQ / unlockRQ take and release this CPU's own rq lock (the line is
+// shared: remote wakers and load balancers take it too).
+func (rq *RQ) lockRQ(sym Symbol) {
+	rq.lock.Lock(rq.log, rq.now, rq.site(sym))
+	rq.accessCost(sym, hwmodel.Lock)
+}
+
+func (rq *RQ) unlockRQ(sym Symbol) {
+	rq.lock.Unlock(rq.log, rq.now, rq.site(sym))
+}
+
+// setNrRunning writes rq->nr_running (on the lock line, read remotely by
+// idle_cpu() and load balancing).
+func (rq *RQ) addNrRunning(d int, sym Symbol) {
+	rq.nrRunning += d
+	if rq.nrRunning < 0 {
+		panic(fmt.Sprintf("emu: CPU %d: nr_running went negative", rq.cpu))
+	}
+	rq.lock.SetNrRunning(rq.log, rq.now, rq.site(sym), uint32(rq.nrRunning))
+}
+
+// reschedCurr is core.c: resched_curr() for this CPU: set need_resched.
+func (rq *RQ) reschedCurr() { rq.needResched = true }
+
+// --- the event loop ---
+
+// step processes this CPU's events before until, in time order.
+func (rq *RQ) step(until int64) {
+	for rq.events.len() > 0 {
+		if rq.events.peek().t >= until {
+			return
+		}
+		e := rq.events.pop()
+		if rq.stale(&e) {
+			continue
+		}
+		rq.advance(e.t)
+		wasIdle := rq.mode == modeIdle
+		rq.enterKernel()
+		rq.payDebt()
+		if wasIdle && e.kind != evTick {
+			rq.cost(hwmodel.OpIdleExit)
+		}
+		rq.handle(&e)
+		rq.resume()
+	}
+}
+
+// nextEvent is the time of the CPU's next live event, or -1.
+func (rq *RQ) nextEvent() int64 {
+	for rq.events.len() > 0 {
+		e := rq.events.peek()
+		if rq.stale(e) {
+			rq.events.pop()
+			continue
+		}
+		return max(e.t, rq.now)
+	}
+	return -1
+}
+
+func (rq *RQ) stale(e *event) bool {
+	switch e.kind {
+	case evRunEnd:
+		return e.task != rq.curr || e.gen != e.task.segGen || !e.task.inUser
+	case evTimer:
+		return e.task.state != TaskSleeping || e.gen != e.task.timerGen
+	}
+	return false
+}
+
+// enterKernel interrupts curr's user code: what it ran so far is taken off
+// its remaining compute.
+func (rq *RQ) enterKernel() {
+	if t := rq.curr; t != nil && t.inUser {
+		t.remaining -= rq.now - t.segStart
+		if t.remaining < 0 {
+			t.remaining = 0
+		}
+		t.inUser = false
+		t.segGen++
+	}
+	rq.mode = modeKernel
+}
+
+// payDebt charges the weave's stall to the clock, by symbol.
+func (rq *RQ) payDebt() {
+	if rq.debt == 0 {
+		return
+	}
+	rq.now += rq.debt
+	left := rq.debt
+	for i, c := range rq.debtSites {
+		ns := int64(c.ns)
+		if i == len(rq.debtSites)-1 {
+			ns = left
+		}
+		ns = min(ns, left)
+		rq.profile[c.sym] += ns
+		left -= ns
+	}
+	rq.Stats.StallNS += rq.debt
+	rq.debt = 0
+	rq.debtSites = rq.debtSites[:0]
+}
+
+func (rq *RQ) handle(e *event) {
+	switch e.kind {
+	case evRunEnd:
+		// curr finished its compute; resume() runs its next action.
+	case evTick:
+		rq.tickArmed = false
+		rq.schedTick()
+		if rq.curr != nil || rq.nrRunning > 0 {
+			rq.armTick()
+		}
+	case evTimer:
+		// hrtimer_wakeup() in interrupt context on this CPU.
+		rq.tryToWakeUp(e.task, 0)
+	case evMsg:
+		rq.handleMsg(e.msg)
+	}
+}
+
+// resume is the return to user space (or to the idle loop): reschedule if
+// asked, then let curr run its program until it computes, blocks or the
+// CPU goes idle.
+func (rq *RQ) resume() {
+	for guard := 0; ; guard++ {
+		if guard > 1_000_000 {
+			panic(fmt.Sprintf("emu: CPU %d at %d ns: task %v ran a million actions without using time", rq.cpu, rq.now, rq.curr))
+		}
+		if rq.needResched {
+			rq.schedule(false)
+		}
+		t := rq.curr
+		if t == nil {
+			rq.mode = modeIdle
+			return
+		}
+		rq.armTick()
+		if t.remaining > 0 {
+			t.inUser = true
+			t.segStart = rq.now
+			t.segGen++
+			rq.events.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+			rq.mode = modeUser
+			return
+		}
+		rq.doAction(t)
+	}
+}
+
+// armTick starts the periodic tick if it is stopped (NO_HZ: an idle CPU
+// stops its tick; ticks are aligned to multiples of TICK_NSEC on every
+// CPU, as with sched_skew_tick=0).
+func (rq *RQ) armTick() {
+	if rq.tickArmed {
+		return
+	}
+	rq.tickArmed = true
+	tick := rq.tun.TickNsec
+	rq.events.push(event{t: (rq.now/tick + 1) * tick, kind: evTick})
+}
+
+func (rq *RQ) handleMsg(m *message) {
+	panic(fmt.Sprintf("emu: CPU %d: message kind %d not handled", rq.cpu, m.kind))
+}
+
+// --- core.c ---
+
+// schedule is core.c: __schedule(): deactivate prev if it blocks, pick the
+// next task, switch.
+func (rq *RQ) schedule(block bool) {
+	prev := rq.curr
+	rq.Stats.SchedCount++
+	rq.cost(hwmodel.OpSchedule)
+	rq.lockRQ(SymSchedule)
+	rq.updateRQClock()
+	if prev != nil && block {
+		prev.setState(TaskSleeping)
+		rq.deactivateTask(prev, dequeueSleep)
+	}
+	next := rq.pickNextTask(prev)
+	rq.needResched = false
+	if next != prev {
+		rq.Stats.NrSwitches++
+		if prev != nil {
+			if block {
+				prev.Stats.NrVolSwitch++
+			} else {
+				prev.Stats.NrInvolSwitch++
+				prev.setState(TaskRunnable)
+			}
+			rq.schedInfoDepart(prev)
+		}
+		if next != nil {
+			next.setState(TaskRunning)
+			rq.schedInfoArrive(next)
+		} else {
+			rq.Stats.SchedGoidle++
+		}
+		rq.sim.traceSwitch(rq, prev, next, block)
+		rq.curr = next
+	}
+	rq.unlockRQ(SymSchedule)
+}
+
+// pickNextTask is core.c: __pick_next_task() with only the fair and idle
+// classes: the fair pick, or put_prev_task() and the idle task.
+func (rq *RQ) pickNextTask(prev *Task) *Task {
+	rq.cost(hwmodel.OpPickNext)
+	p := rq.pickNextTaskFair(prev)
+	if p == nil && prev != nil && rq.cfs.curr != nil {
+		rq.putPrevTaskFair(prev)
+	}
+	return p
+}
+
+// activateTask / deactivateTask are core.c: activate_task() and
+// deactivate_task().
+func (rq *RQ) activateTask(p *Task, flags int) { rq.enqueueTask(p, flags) }
+
+func (rq *RQ) deactivateTask(p *Task, flags int) { rq.dequeueTask(p, flags) }
+
+// enqueueTask is core.c: enqueue_task() (v6.6 order: uclamp first).
+func (rq *RQ) enqueueTask(p *Task, flags int) {
+	rq.Stats.Enqueues++
+	if flags&enqueueRestore == 0 {
+		rq.schedInfoEnqueue(p)
+	}
+	rq.uclampRQInc(p)
+	rq.enqueueTaskFair(p, flags)
+}
+
+// dequeueTask is core.c: dequeue_task().
+func (rq *RQ) dequeueTask(p *Task, flags int) {
+	rq.Stats.Dequeues++
+	if flags&dequeueSave == 0 {
+		rq.schedInfoDequeue(p)
+	}
+	rq.uclampRQDec(p)
+	rq.dequeueTaskFair(p, flags)
+}
+
+// tryToWakeUp is core.c: try_to_wake_up() on this CPU. A task that is not
+// sleeping (running, or runnable and about to block) has the wakeup
+// remembered, and its next Block returns at once: the condition check
+// after prepare_to_wait() that makes the kernel's sleep race-free.
+func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
+	rq.cost(hwmodel.OpTTWU)
+	switch p.state {
+	case TaskSleeping:
+	case TaskDead:
+		return false
+	default:
+		p.wakePending++
+		return false
+	}
+	p.setState(TaskWaking)
+	p.timerGen++
+	cpu := p.cpu // select_task_rq(): single-CPU until the engine's wakeup path lands
+	rq.lockRQ(SymTryToWakeUp)
+	rq.updateRQClock()
+	rq.ttwuDoActivate(p, wakeFlags)
+	rq.unlockRQ(SymTryToWakeUp)
+	rq.ttwuStat(p, cpu, wakeFlags)
+	return true
+}
+
+// ttwuDoActivate is core.c: ttwu_do_activate().
+func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
+	flags := enqueueWakeup
+	if wakeFlags&wfMigrated != 0 {
+		flags |= enqueueMigrated
+	}
+	rq.activateTask(p, flags)
+	p.setState(TaskRunnable)
+	rq.wakeupPreempt(p, wakeFlags)
+}
+
+// wakeupPreempt is core.c: wakeup_preempt() (check_preempt_curr() before
+// v6.8): an idle CPU always reschedules, a fair curr asks the fair class.
+func (rq *RQ) wakeupPreempt(p *Task, wakeFlags int) {
+	if rq.curr == nil {
+		rq.reschedCurr()
+		return
+	}
+	rq.checkPreemptWakeup(p, wakeFlags)
+}
+
+// ttwuStat is core.c: ttwu_stat(): counted on the waker's runqueue.
+func (rq *RQ) ttwuStat(p *Task, cpu, wakeFlags int) {
+	rq.Stats.TTWUCount++
+	p.Stats.NrWakeups++
+	if cpu == rq.cpu {
+		rq.Stats.TTWULocal++
+		p.Stats.NrWakeupsLoc++
+	} else {
+		p.Stats.NrWakeupsRem++
+	}
+	if wakeFlags&wfMigrated != 0 {
+		p.Stats.NrWakeupsMig++
+	}
+	if wakeFlags&wfSync != 0 {
+		p.Stats.NrWakeupsSync++
+	}
+}
+
+// wakeUpNewTask is core.c: wake_up_new_task(): the first enqueue, with
+// ENQUEUE_INITIAL so the entity gets PLACE_DEADLINE_INITIAL / START_DEBIT.
+func (rq *RQ) wakeUpNewTask(p *Task) {
+	rq.lockRQ(SymTryToWakeUp)
+	rq.updateRQClock()
+	rq.taskForkFair(p)
+	rq.activateTask(p, enqueueInitial)
+	p.setState(TaskRunnable)
+	rq.wakeupPreempt(p, 0)
+	rq.unlockRQ(SymTryToWakeUp)
+}
+
+// schedTick is core.c: sched_tick() (scheduler_tick()).
+func (rq *RQ) schedTick() {
+	rq.cost(hwmodel.OpTick)
+	rq.lockRQ(SymSchedTick)
+	rq.updateRQClock()
+	if rq.curr != nil {
+		rq.taskTickFair(rq.curr)
+	}
+	rq.unlockRQ(SymSchedTick)
+}
+
+// --- sched_info (kernel/sched/stats.h) ---
+
+func (rq *RQ) schedInfoEnqueue(p *Task) {
+	if p.lastQueued < 0 {
+		p.lastQueued = rq.clock
+	}
+}
+
+func (rq *RQ) schedInfoDequeue(p *Task) {
+	if p.lastQueued >= 0 {
+		d := rq.clock - p.lastQueued
+		p.lastQueued = -1
+		p.Stats.RunDelay += d
+		rq.Stats.RunDelay += d
+	}
+}
+
+func (rq *RQ) schedInfoArrive(p *Task) {
+	if p.lastQueued >= 0 {
+		d := rq.clock - p.lastQueued
+		p.lastQueued = -1
+		p.Stats.RunDelay += d
+		rq.Stats.RunDelay += d
+		rq.sim.recordWait(p, d)
+	}
+	p.lastArrival = rq.clock
+	p.Stats.Pcount++
+	rq.Stats.Pcount++
+}
+
+func (rq *RQ) schedInfoDepart(p *Task) {
+	rq.Stats.RQCPUTime += rq.clock - p.lastArrival
+	if p.state == TaskRunnable || p.state == TaskRunning {
+		rq.schedInfoEnqueue(p)
+	}
+}

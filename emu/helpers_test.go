@@ -1,0 +1,72 @@
+package emu
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update, then review the diff):\n%s", path, got)
+	}
+}
+
+func machine(t testing.TB, name string) *hwmodel.Machine {
+	t.Helper()
+	m, err := hwmodel.Load(name, hwmodel.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustFeatures(t testing.TB, spec string) Features {
+	t.Helper()
+	f, _, err := ParseFeatures(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func newSim(t testing.TB, topo, feat string) *Sim {
+	t.Helper()
+	s, err := New(Config{Machine: machine(t, topo), Features: mustFeatures(t, feat), Seed: 1, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustTask(t testing.TB, s *Sim, spec TaskSpec) *Task {
+	t.Helper()
+	p, err := s.NewTask(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const ms = int64(nsecPerMsec)

@@ -1,0 +1,139 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/emu/eevdf"
+	"github.com/rqemu/rqemu/emu/pelt"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// bootNS offsets the clocks PELT and the tg->load_avg ratelimit read
+// (cfs_rq_clock_pelt(), sched_clock_cpu()) as if the machine had booted a
+// second before the run: the kernel uses 0 to mean "never" in both
+// (se->avg.last_update_time == 0 is "migrated, attach me";
+// last_update_tg_load_avg == 0 must not ratelimit the first write).
+const bootNS = 1 << 30
+
+// peltNow is cfs_rq_clock_pelt(). Simplified: the PELT clock is the task
+// clock, without the capacity/frequency scaling of update_rq_clock_pelt()
+// (the targets are symmetric and run at their nominal clock) and without
+// lost_idle_time.
+func (rq *RQ) peltNow() uint64 { return uint64(rq.clock) + bootNS }
+
+// updateLoadAvg is fair.c: update_load_avg().
+func (rq *RQ) updateLoadAvg(cfs *CfsRq, se *SchedEntity, flags int) {
+	rq.cost(hwmodel.OpUpdateLoadAvg)
+	now := rq.peltNow()
+	// Track task load average for carrying it to new CPU after migrated.
+	if se.Avg.LastUpdateTime != 0 && flags&skipAgeLoad == 0 {
+		pelt.UpdateSE(now, &se.Avg, se.OnRQ, se.runnable(), cfs.curr == se, se.weightDown())
+	}
+	decayed := rq.updateCfsRqLoadAvg(now, cfs)
+	if !se.isTask() && rq.propagateEntityLoadAvg(se) {
+		decayed = true
+	}
+	switch {
+	case se.Avg.LastUpdateTime == 0 && flags&doAttach != 0:
+		// DO_ATTACH from enqueue_entity() with !last_update_time: we
+		// migrated (or are new) and attach on this CPU.
+		rq.attachEntityLoadAvg(cfs, se)
+		rq.updateTgLoadAvg(cfs)
+	case flags&doDetach != 0:
+		rq.detachEntityLoadAvg(cfs, se)
+		rq.updateTgLoadAvg(cfs)
+	case decayed && flags&updateTG != 0:
+		rq.updateTgLoadAvg(cfs)
+	}
+}
+
+// updateCfsRqLoadAvg is fair.c: update_cfs_rq_load_avg(): take the load
+// removed by wakeup migrations (reading the removed line, and taking its
+// lock when there is something), then age the queue's signal.
+func (rq *RQ) updateCfsRqLoadAvg(now uint64, cfs *CfsRq) bool {
+	site := rq.site(SymUpdateLoadAvg)
+	cfs.removed.Pending(rq.log, rq.now, site) // if (cfs_rq->removed.nr): a read of the line
+	var r pelt.Removed
+	if cfs.removedModel.Nr != 0 {
+		r = cfs.removedModel
+		cfs.removedModel = pelt.Removed{}
+		cfs.removed.Take(rq.log, rq.now, site)
+	}
+	return pelt.UpdateCfsRqLoadAvg(now, &cfs.avg, r, &cfs.prop,
+		eevdf.ScaleLoadDown(cfs.load.Weight), uint64(cfs.hNrRunning), cfs.curr != nil)
+}
+
+// propagateEntityLoadAvg is fair.c: propagate_entity_load_avg() for a
+// group entity.
+func (rq *RQ) propagateEntityLoadAvg(se *SchedEntity) bool {
+	g := se.myQ
+	return pelt.PropagateEntity(&se.cfsRq.avg, &se.cfsRq.prop, &se.Avg, se.weightDown(),
+		&g.avg, &g.prop, eevdf.ScaleLoadDown(g.load.Weight))
+}
+
+// attachEntityLoadAvg is fair.c: attach_entity_load_avg().
+func (rq *RQ) attachEntityLoadAvg(cfs *CfsRq, se *SchedEntity) {
+	pelt.Attach(&cfs.avg, &se.Avg, se.weightDown())
+	cfs.prop.Add(int64(se.Avg.LoadSum))
+}
+
+// detachEntityLoadAvg is fair.c: detach_entity_load_avg().
+func (rq *RQ) detachEntityLoadAvg(cfs *CfsRq, se *SchedEntity) {
+	pelt.Detach(&cfs.avg, &se.Avg, se.weightDown())
+	cfs.prop.Add(-int64(se.Avg.LoadSum))
+}
+
+// seUpdateRunnable is fair.c: se_update_runnable().
+func (rq *RQ) seUpdateRunnable(se *SchedEntity) {
+	if !se.isTask() {
+		se.runnableWeight = uint64(se.myQ.hNrRunning)
+	}
+}
+
+// updateTgLoadAvg is fair.c: update_tg_load_avg(): publish this cfs_rq's
+// load change to the task group's global tg->load_avg, if it moved by more
+// than 1/64 of what was published, and (TG_LOAD_RATELIMIT, v6.7) at most
+// once per ms.
+func (rq *RQ) updateTgLoadAvg(cfs *CfsRq) {
+	if cfs.isRoot() {
+		return
+	}
+	now := rq.clock + bootNS // sched_clock_cpu()
+	if rq.feat.Has(TG_LOAD_RATELIMIT) && now-cfs.lastUpdateTgLoadAvg < nsecPerMsec {
+		rq.Stats.TgRatelimitSkips++
+		return
+	}
+	delta := int64(cfs.avg.LoadAvg) - int64(cfs.tgLoadAvgContrib)
+	if abs64(delta) > int64(cfs.tgLoadAvgContrib/64) {
+		rq.tgLoadAvgAdd(cfs.tg, delta)
+		cfs.tgLoadAvgContrib = cfs.avg.LoadAvg
+		cfs.lastUpdateTgLoadAvg = now
+	} else {
+		rq.Stats.TgThresholdSkips++
+	}
+}
+
+// tgLoadAvgAdd is the atomic_long_add() on tg->load_avg: a real atomic on
+// the shared line, logged for the weave, and recorded for this CPU's
+// deterministic view.
+func (rq *RQ) tgLoadAvgAdd(tg *TaskGroup, delta int64) {
+	tg.loadAvg.Add(rq.log, rq.now, rq.site(SymUpdateLoadAvg), delta)
+	rq.accessCost(SymUpdateLoadAvg, hwmodel.RMW)
+	rq.tgDelta[tg.id] += delta
+	rq.Stats.TgLoadAvgWrites++
+}
+
+// tgLoadAvgRead is the atomic_long_read() of tg->load_avg in
+// calc_group_shares(): the line is really read (and priced), but the value
+// used is the one published at the last barrier plus this CPU's own
+// writes, so the decision does not depend on the host's race.
+func (rq *RQ) tgLoadAvgRead(tg *TaskGroup) int64 {
+	tg.loadAvg.Load(rq.log, rq.now, rq.site(SymUpdateCfsGroup))
+	rq.Stats.TgLoadAvgReads++
+	return tg.published + rq.tgDelta[tg.id]
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,76 @@
+package emu
+
+import "github.com/rqemu/rqemu/emu/pelt"
+
+// setTaskCPU is core.c: set_task_cpu() with fair.c:
+// migrate_task_rq_fair(): the task's entity leaves its CPU's hierarchy
+// for dst's. Called with the task off every queue: sleeping (a wakeup
+// migration, TASK_WAKING) or detached by load balance (TASK_ON_RQ_MIGRATING).
+func (s *Sim) setTaskCPU(p *Task, dst int) {
+	src := s.cpus[p.cpu]
+	se := &p.se
+	if p.state == TaskWaking && !src.eevdf() {
+		// As blocked tasks retain absolute vruntime the migration
+		// needs to deal with this by subtracting the old and adding
+		// the new min_vruntime (v6.5 and before).
+		se.Vruntime -= se.cfsRq.q.MinVruntime
+		se.relative = true
+	}
+	if p.state == TaskWaking {
+		// remove_entity_load_avg(): the waker writes the previous
+		// CPU's removed line; the model applies it deterministically.
+		src.removeEntityLoadAvg(se)
+	}
+	// Tell new CPU we are migrated.
+	se.Avg.LastUpdateTime = 0
+	if s.feat.Has(PLACE_MIGRATE) {
+		// se->migrated = nr_running of the old queue + !on_rq, for
+		// every level (the RFC's loop over the old hierarchy).
+		for e := se; e != nil; e = e.parent {
+			n := e.cfsRq.q.NrRunning
+			if !e.OnRQ {
+				n++
+			}
+			e.migrated = n
+		}
+	} else {
+		// We have migrated, no longer consider this task hot.
+		se.ExecStart = 0
+	}
+	p.Stats.NrMigrations++
+	s.setTaskRQ(p, dst)
+}
+
+// removeEntityLoadAvg is fair.c: remove_entity_load_avg(): sync the
+// sleeping entity to its old queue's last update and queue its averages
+// for removal there.
+func (rq *RQ) removeEntityLoadAvg(se *SchedEntity) {
+	cfs := se.cfsRq
+	// sync_entity_load_avg(): decay the entity to the queue's last
+	// update (read locklessly in the kernel).
+	pelt.UpdateBlockedSE(cfs.avg.LastUpdateTime, &se.Avg, se.weightDown())
+	cfs.removedModel.Add(&se.Avg)
+}
+
+// moveQueuedTask is fair.c: detach_task() + attach_task(): a runnable
+// (not running) task moves from its CPU's queue to dst's, as load
+// balancing does it. Both runqueues must be owned by the caller (tests,
+// and the engine's balancer under both rq locks).
+func (s *Sim) moveQueuedTask(p *Task, dst int) {
+	src, d := s.cpus[p.cpu], s.cpus[dst]
+	if p.state != TaskRunnable || src.curr == p {
+		panic("emu: moveQueuedTask of a task that is not queued and waiting: " + p.String())
+	}
+	src.lockRQ(SymLoadBalance)
+	src.updateRQClock()
+	p.setState(TaskMigrating)
+	src.deactivateTask(p, 0)
+	src.unlockRQ(SymLoadBalance)
+	s.setTaskCPU(p, dst)
+	d.lockRQ(SymLoadBalance)
+	d.updateRQClock()
+	d.activateTask(p, 0)
+	p.setState(TaskRunnable)
+	d.wakeupPreempt(p, 0)
+	d.unlockRQ(SymLoadBalance)
+}

@@ -1,0 +1,267 @@
+package emu
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/emu/eevdf"
+	"github.com/rqemu/rqemu/emu/pelt"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Config configures a Sim.
+type Config struct {
+	Machine  *hwmodel.Machine
+	Features Features
+	// Seed seeds every per-CPU and per-task PRNG.
+	Seed uint64
+	// Epoch is the epoch length in ns; 0 uses the lookahead (the IPI
+	// delivery latency of the machine).
+	Epoch int64
+	// Check runs the conservation checks at every barrier (tasks,
+	// tg->load_avg, queue sums) and panics on a broken invariant.
+	Check bool
+}
+
+// Sim is an emulated machine: its runqueues, task groups and tasks, the
+// shared-memory space the CPUs contend on, and the driver that steps them.
+type Sim struct {
+	m     *hwmodel.Machine
+	feat  Features
+	tun   Tunables
+	space *contention.Space
+	cfg   Config
+
+	cpus   []*RQ
+	root   *TaskGroup
+	groups []*TaskGroup // non-root groups, by id
+	tasks  []*Task
+
+	syms    *symbolTable
+	sites   []contention.Site // per kernel symbol
+	siteSym map[contention.Site]Symbol
+
+	uclampUsed bool
+	liveTasks  int
+
+	now   int64 // the time every CPU has reached (after Run)
+	epoch int64
+	logs  []*contention.Log
+
+	// Stats about the run itself.
+	Epochs int64
+}
+
+// New builds the machine's runqueues.
+func New(cfg Config) (*Sim, error) {
+	if cfg.Machine == nil {
+		return nil, fmt.Errorf("emu: Config.Machine is required")
+	}
+	m := cfg.Machine
+	s := &Sim{
+		m: m, feat: cfg.Features, cfg: cfg,
+		tun:     NewTunables(m.NumCPUs(), m.HZ),
+		space:   contention.NewSpace(m),
+		syms:    newSymbolTable(),
+		siteSym: map[contention.Site]Symbol{},
+	}
+	s.epoch = cfg.Epoch
+	if s.epoch <= 0 {
+		s.epoch = s.Lookahead()
+	}
+	for sym := Symbol(0); sym < numKernelSymbols; sym++ {
+		site := s.space.Site(kernelSymbolNames[sym])
+		s.sites = append(s.sites, site)
+		s.siteSym[site] = sym
+	}
+	s.root = &TaskGroup{Name: "root", id: -1, shares: eevdf.Nice0Load,
+		cfsRq: make([]*CfsRq, m.NumCPUs()), se: make([]*SchedEntity, m.NumCPUs())}
+	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
+		home := m.CPUs[cpu].Node
+		rq := &RQ{
+			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun,
+			log:     s.space.NewLog(cpu),
+			lock:    contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
+			wake:    contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
+			uclamp:  contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
+			profile: make([]int64, len(s.syms.names)),
+		}
+		rq.cfs = newCfsRq(rq, s.root, s.tun)
+		s.root.cfsRq[cpu] = rq.cfs
+		s.cpus = append(s.cpus, rq)
+		s.logs = append(s.logs, rq.log)
+	}
+	s.uclampUsed = cfg.Features.Has(UCLAMP)
+	return s, nil
+}
+
+// Lookahead is the smallest delay between one CPU's action and another
+// CPU acting on it: an IPI's delivery (DESIGN.md).
+func (s *Sim) Lookahead() int64 { return max(1, s.m.Cost(hwmodel.OpIPIDeliver)) }
+
+// Machine is the emulated machine.
+func (s *Sim) Machine() *hwmodel.Machine { return s.m }
+
+// Features is the feature set.
+func (s *Sim) Features() Features { return s.feat }
+
+// Tunables are the scheduler tunables in force.
+func (s *Sim) Tunables() Tunables { return s.tun }
+
+// RQ returns CPU cpu's runqueue.
+func (s *Sim) RQ(cpu int) *RQ { return s.cpus[cpu] }
+
+// Root is the root task group.
+func (s *Sim) Root() *TaskGroup { return s.root }
+
+// Space is the shared-memory space (for line statistics).
+func (s *Sim) Space() *contention.Space { return s.space }
+
+// Tasks lists the tasks in creation order.
+func (s *Sim) Tasks() []*Task { return s.tasks }
+
+// Now is the time the run has reached.
+func (s *Sim) Now() int64 { return s.now }
+
+// TaskSpec describes a task to create.
+type TaskSpec struct {
+	Comm  string
+	Nice  int
+	CPU   int
+	Group *TaskGroup // nil: the root group
+	Prog  Program
+	// Clamp, when set, is the task's uclamp request [min, max]
+	// (sched_setattr() with SCHED_FLAG_UTIL_CLAMP); it turns the uclamp
+	// static key on.
+	Clamp *[2]uint32
+}
+
+// NewTask creates a task and wakes it on its CPU at that CPU's current
+// time (wake_up_new_task()).
+func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
+	if spec.CPU < 0 || spec.CPU >= len(s.cpus) {
+		return nil, fmt.Errorf("task %q: cpu %d out of range [0, %d)", spec.Comm, spec.CPU, len(s.cpus))
+	}
+	if spec.Nice < eevdf.MinNice || spec.Nice > eevdf.MaxNice {
+		return nil, fmt.Errorf("task %q: nice %d out of range [%d, %d]", spec.Comm, spec.Nice, eevdf.MinNice, eevdf.MaxNice)
+	}
+	if spec.Prog == nil {
+		return nil, fmt.Errorf("task %q: no program", spec.Comm)
+	}
+	g := spec.Group
+	if g == nil {
+		g = s.root
+	}
+	pid := len(s.tasks) + 1000
+	t := &Task{
+		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog,
+		sym:        s.userSymbol(spec.Comm),
+		rng:        rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
+		lastQueued: -1,
+	}
+	if spec.Clamp != nil {
+		lo, hi := spec.Clamp[0], spec.Clamp[1]
+		if lo > hi || hi > contention.SchedCapacityScale {
+			return nil, fmt.Errorf("task %q: uclamp [%d, %d] invalid (need 0 <= min <= max <= %d)", spec.Comm, lo, hi, contention.SchedCapacityScale)
+		}
+		t.uclampReq = [2]uint32{lo, hi}
+		t.hasClamp = true
+		s.uclampUsed = true // static_branch_enable(&sched_uclamp_used)
+	}
+	se := &t.se
+	se.Owner = se
+	se.task = t
+	se.Load.SetNice(spec.Nice)
+	s.setTaskRQ(t, spec.CPU)
+	rq := s.cpus[spec.CPU]
+	// init_entity_runnable_average() + post_init_entity_util_avg().
+	pelt.InitEntityRunnableAverage(&se.Avg, true, se.weightDown())
+	pelt.PostInitEntityUtilAvg(&se.Avg, &se.cfsRq.avg, se.weightDown(), 1024)
+	s.tasks = append(s.tasks, t)
+	s.liveTasks++
+	rq.enterKernel()
+	rq.wakeUpNewTask(t)
+	rq.resume()
+	return t, nil
+}
+
+// setTaskRQ is sched.h: set_task_rq(): point the task's entity at its
+// group's queue and entity on cpu.
+func (s *Sim) setTaskRQ(t *Task, cpu int) {
+	t.cpu = cpu
+	t.se.cfsRq = t.group.cfsRq[cpu]
+	t.se.parent = t.group.se[cpu]
+	t.se.depth = 0
+	if t.se.parent != nil {
+		t.se.depth = t.se.parent.depth + 1
+	}
+}
+
+func (s *Sim) userSymbol(name string) Symbol {
+	sym := s.syms.userSymbol(name)
+	for _, rq := range s.cpus {
+		for len(rq.profile) < len(s.syms.names) {
+			rq.profile = append(rq.profile, 0)
+		}
+	}
+	return sym
+}
+
+// Run advances the machine to virtual time until: epochs of length
+// Epoch, each stepping every CPU with an event in it, then a barrier
+// (weave, publication of shared values, checks). Epochs in which no CPU
+// has an event are skipped.
+func (s *Sim) Run(until int64) {
+	for {
+		next := int64(-1)
+		for _, rq := range s.cpus {
+			if t := rq.nextEvent(); t >= 0 && (next < 0 || t < next) {
+				next = t
+			}
+		}
+		if next < 0 || next >= until {
+			break
+		}
+		start := next / s.epoch * s.epoch
+		end := min(start+s.epoch, until)
+		for _, rq := range s.cpus {
+			rq.step(end)
+		}
+		s.barrier()
+	}
+	for _, rq := range s.cpus {
+		rq.advance(until)
+	}
+	s.now = until
+}
+
+// barrier is the end of an epoch: price the shared accesses, publish
+// tg->load_avg, check the invariants.
+func (s *Sim) barrier() {
+	s.Epochs++
+	res := s.space.Weave(s.logs)
+	for _, rq := range s.cpus {
+		st := res.StallNS[rq.cpu]
+		if st == 0 {
+			continue
+		}
+		rq.debt += st
+		for _, c := range res.CPUSites(rq.cpu) {
+			rq.debtSites = append(rq.debtSites, symCharge{sym: s.siteSym[c.Site], ns: c.NS})
+		}
+	}
+	for _, tg := range s.groups {
+		for _, rq := range s.cpus {
+			tg.published += rq.tgDelta[tg.id]
+			rq.tgDelta[tg.id] = 0
+		}
+	}
+	if s.cfg.Check {
+		s.check()
+	}
+}
+
+// Hooks for tracing and wait distributions; filled in by the engine.
+func (s *Sim) traceSwitch(rq *RQ, prev, next *Task, block bool) {}
+func (s *Sim) recordWait(p *Task, d int64)                      {}

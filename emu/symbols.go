@@ -1,0 +1,136 @@
+package emu
+
+import "github.com/rqemu/rqemu/hwmodel"
+
+// Symbol is what a virtual nanosecond is charged to: a kernel function, a
+// workload's user code, or idle. The profile (-profile) is a table of
+// nanoseconds per symbol, printed like `perf report`.
+type Symbol uint16
+
+// Kernel symbols, named as perf report would name them. Inlined helpers are
+// charged to the function perf sees: update_tg_load_avg() to
+// update_load_avg(), calc_group_shares() to update_cfs_group() (which is
+// how Aaron Lu's profile attributes the tg->load_avg traffic).
+const (
+	SymIdle Symbol = iota
+	SymSchedule
+	SymPickNextTaskFair
+	SymEnqueueTaskFair
+	SymDequeueTaskFair
+	SymUpdateCurr
+	SymUpdateLoadAvg
+	SymUpdateCfsGroup
+	SymReweightEntity
+	SymTryToWakeUp
+	SymSelectTaskRQFair
+	SymSelectIdleSibling
+	SymTTWUQueueWakelist
+	SymSchedTTWUPending
+	SymSendIPI
+	SymIPIHandler
+	SymIdleExit
+	SymSchedTick
+	SymTaskTickFair
+	SymLoadBalance
+	SymNewidleBalance
+	SymUpdateBlockedAverages
+	SymSetTaskCPU
+	SymRemoveEntityLoadAvg
+	SymUclampRQInc
+	SymUclampRQDec
+	SymSyscall
+	SymPipeWrite
+	SymPipeRead
+	SymSockSend
+	SymSockRecv
+	numKernelSymbols
+)
+
+var kernelSymbolNames = [numKernelSymbols]string{
+	SymIdle:                  "do_idle",
+	SymSchedule:              "__schedule",
+	SymPickNextTaskFair:      "pick_next_task_fair",
+	SymEnqueueTaskFair:       "enqueue_task_fair",
+	SymDequeueTaskFair:       "dequeue_task_fair",
+	SymUpdateCurr:            "update_curr",
+	SymUpdateLoadAvg:         "update_load_avg",
+	SymUpdateCfsGroup:        "update_cfs_group",
+	SymReweightEntity:        "reweight_entity",
+	SymTryToWakeUp:           "try_to_wake_up",
+	SymSelectTaskRQFair:      "select_task_rq_fair",
+	SymSelectIdleSibling:     "select_idle_sibling",
+	SymTTWUQueueWakelist:     "__ttwu_queue_wakelist",
+	SymSchedTTWUPending:      "sched_ttwu_pending",
+	SymSendIPI:               "native_send_call_func_single_ipi",
+	SymIPIHandler:            "sysvec_call_function_single",
+	SymIdleExit:              "cpuidle_exit",
+	SymSchedTick:             "sched_tick",
+	SymTaskTickFair:          "task_tick_fair",
+	SymLoadBalance:           "sched_balance_rq",
+	SymNewidleBalance:        "sched_balance_newidle",
+	SymUpdateBlockedAverages: "sched_balance_update_blocked_averages",
+	SymSetTaskCPU:            "set_task_cpu",
+	SymRemoveEntityLoadAvg:   "remove_entity_load_avg",
+	SymUclampRQInc:           "uclamp_rq_inc",
+	SymUclampRQDec:           "uclamp_rq_dec",
+	SymSyscall:               "entry_SYSCALL_64",
+	SymPipeWrite:             "pipe_write",
+	SymPipeRead:              "pipe_read",
+	SymSockSend:              "udp_sendmsg",
+	SymSockRecv:              "udp_recvmsg",
+}
+
+// opSymbol is the symbol each hwmodel base cost is charged to.
+var opSymbol = [hwmodel.NumKernelOps]Symbol{
+	hwmodel.OpSchedule:      SymSchedule,
+	hwmodel.OpPickNext:      SymPickNextTaskFair,
+	hwmodel.OpEnqueue:       SymEnqueueTaskFair,
+	hwmodel.OpDequeue:       SymDequeueTaskFair,
+	hwmodel.OpUpdateCurr:    SymUpdateCurr,
+	hwmodel.OpUpdateLoadAvg: SymUpdateLoadAvg,
+	hwmodel.OpCfsGroup:      SymUpdateCfsGroup,
+	hwmodel.OpReweight:      SymReweightEntity,
+	hwmodel.OpTTWU:          SymTryToWakeUp,
+	hwmodel.OpSelectRQ:      SymSelectTaskRQFair,
+	hwmodel.OpSISProbe:      SymSelectIdleSibling,
+	hwmodel.OpIPISend:       SymSendIPI,
+	hwmodel.OpIPIDeliver:    SymSendIPI, // not CPU time; see ipiDelay
+	hwmodel.OpIPIRecv:       SymIPIHandler,
+	hwmodel.OpIdleExit:      SymIdleExit,
+	hwmodel.OpTick:          SymSchedTick,
+	hwmodel.OpBalanceRQ:     SymLoadBalance,
+	hwmodel.OpMigrate:       SymSetTaskCPU,
+	hwmodel.OpSyscall:       SymSyscall,
+	hwmodel.OpPipeWrite:     SymPipeWrite,
+	hwmodel.OpPipeRead:      SymPipeRead,
+	hwmodel.OpSockSend:      SymSockSend,
+	hwmodel.OpSockRecv:      SymSockRecv,
+}
+
+// symbolTable names the symbols of one Sim: the kernel's, then the user
+// symbols workloads register (one per program, like perf's [.] lines).
+type symbolTable struct {
+	names []string
+	user  []bool
+}
+
+func newSymbolTable() *symbolTable {
+	t := &symbolTable{}
+	for _, n := range kernelSymbolNames {
+		t.names = append(t.names, n)
+		t.user = append(t.user, false)
+	}
+	return t
+}
+
+// userSymbol interns a user-space symbol name.
+func (t *symbolTable) userSymbol(name string) Symbol {
+	for i, n := range t.names {
+		if n == name && t.user[i] {
+			return Symbol(i)
+		}
+	}
+	t.names = append(t.names, name)
+	t.user = append(t.user, true)
+	return Symbol(len(t.names) - 1)
+}

@@ -1,0 +1,141 @@
+package emu
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// TaskState is where a task is in its life, as an explicit state machine:
+// every transition is checked (setState) and an illegal one panics with
+// the task, its CPU and both states.
+type TaskState uint8
+
+const (
+	TaskNew       TaskState = iota // created, not yet woken (wake_up_new_task)
+	TaskRunnable                   // TASK_RUNNING, on a runqueue, waiting
+	TaskRunning                    // TASK_RUNNING and rq->curr
+	TaskSleeping                   // TASK_INTERRUPTIBLE, off the runqueue
+	TaskWaking                     // TASK_WAKING: try_to_wake_up() chose a CPU, not yet enqueued
+	TaskMigrating                  // TASK_ON_RQ_MIGRATING: detached by load balance, not yet attached
+	TaskDead                       // exited
+)
+
+var taskStateNames = [...]string{"new", "runnable", "running", "sleeping", "waking", "migrating", "dead"}
+
+func (s TaskState) String() string {
+	if int(s) < len(taskStateNames) {
+		return taskStateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// legalTransitions[from][to] is true for the transitions the kernel makes.
+var legalTransitions = [7][7]bool{
+	TaskNew:       {TaskRunnable: true},
+	TaskRunnable:  {TaskRunning: true, TaskMigrating: true},
+	TaskRunning:   {TaskRunnable: true, TaskSleeping: true, TaskDead: true},
+	TaskSleeping:  {TaskWaking: true},
+	TaskWaking:    {TaskRunnable: true},
+	TaskMigrating: {TaskRunnable: true},
+}
+
+// Task is a task_struct: identity, state, its scheduling entity, the
+// program it runs, and the counters /proc/<pid>/sched and
+// /proc/<pid>/schedstat show. A task is owned by the CPU whose runqueue it
+// is on, or, while it sleeps, by the CPU it last ran on (task_cpu()); only
+// that CPU's goroutine mutates it.
+type Task struct {
+	PID  int
+	Comm string
+	Nice int
+
+	state TaskState
+	cpu   int // task_cpu(p)
+	se    SchedEntity
+	group *TaskGroup
+
+	prog Program
+	sym  Symbol // the user symbol its compute is charged to
+	rng  *rand.Rand
+
+	// uclamp requests (p->uclamp_req), set only when the workload asks.
+	uclampReq [2]uint32
+	hasClamp  bool
+	// uclampActive / uclampVal: the values uclamp_rq_inc() accounted
+	// (uclamp_se.active and .value), undone by uclamp_rq_dec().
+	uclampActive bool
+	uclampVal    [2]uint32
+
+	// Program execution: what is left of the current compute action, and
+	// the run segment in progress while the task is in user mode.
+	remaining int64
+	segStart  int64
+	segGen    uint64
+	inUser    bool
+	// wakePending counts wakeups that arrived while the task was not
+	// blocked; its next Block consumes one instead of sleeping (the
+	// condition check after prepare_to_wait()).
+	wakePending int
+	// timerGen invalidates a pending sleep timer when the task is woken
+	// some other way first.
+	timerGen uint64
+
+	// sched_info: when the task last became runnable (sched_info_enqueue)
+	// and last started running (sched_info_arrive).
+	lastQueued  int64
+	lastArrival int64
+
+	Stats TaskStats
+}
+
+// TaskStats are the per-task counters of /proc/<pid>/sched and
+// /proc/<pid>/schedstat (kernel names in the comments).
+type TaskStats struct {
+	RunDelay      int64 // sched_info.run_delay: total runnable wait, ns
+	Pcount        int64 // sched_info.pcount: timeslices
+	WaitMax       int64 // se.statistics.wait_max
+	WaitSum       int64 // wait_sum
+	WaitCount     int64 // wait_count
+	NrWakeups     int64 // nr_wakeups
+	NrWakeupsSync int64 // nr_wakeups_sync
+	NrWakeupsMig  int64 // nr_wakeups_migrate
+	NrWakeupsLoc  int64 // nr_wakeups_local
+	NrWakeupsRem  int64 // nr_wakeups_remote
+	NrMigrations  int64 // se.nr_migrations
+	NrVolSwitch   int64 // nr_voluntary_switches
+	NrInvolSwitch int64 // nr_involuntary_switches
+	NrPreempted   int64 // times preempted by a wakeup (involuntary, from check_preempt_wakeup)
+	SliceMax      int64 // slice_max
+}
+
+// State is the task's current state.
+func (t *Task) State() TaskState { return t.state }
+
+// CPU is task_cpu(p).
+func (t *Task) CPU() int { return t.cpu }
+
+// SumExecRuntime is se.sum_exec_runtime in ns.
+func (t *Task) SumExecRuntime() int64 { return int64(t.se.SumExecRuntime) }
+
+// Vruntime, Deadline and Vlag expose the entity for /proc/<pid>/sched.
+func (t *Task) Vruntime() uint64 { return t.se.Vruntime }
+func (t *Task) Deadline() uint64 { return t.se.Deadline }
+func (t *Task) Vlag() int64      { return t.se.Vlag }
+
+// Group is the task's task group.
+func (t *Task) Group() *TaskGroup { return t.group }
+
+func (t *Task) String() string {
+	return fmt.Sprintf("%s/%d", t.Comm, t.PID)
+}
+
+// setState moves the task to state to, panicking on a transition the
+// kernel never makes: that is a bug in the emulator, and the message says
+// where.
+func (t *Task) setState(to TaskState) {
+	if !legalTransitions[t.state][to] {
+		panic(fmt.Sprintf("emu: task %v on CPU %d: illegal transition %v -> %v (on_rq=%t, vruntime=%#x)",
+			t, t.cpu, t.state, to, t.se.OnRQ, t.se.Vruntime))
+	}
+	t.state = to
+}

@@ -1,0 +1,46 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// uclamp: per-task utilization clamps aggregated per runqueue in buckets
+// (core.c: uclamp_rq_inc(), uclamp_rq_dec()). All of it sits behind the
+// sched_uclamp_used static key: off until a task asks for a clamp (or the
+// UCLAMP feature turns it on), and never turned off again, as in the
+// kernel. Then every enqueue and dequeue touches both rq->uclamp lines
+// (contention.UclampRQ), and costs the footprint of doing so (OpUclamp).
+
+// uclampEffective is uclamp_eff_value() for both ids: the task's request,
+// or the defaults (min 0, max 1024). Task-group clamps are not modeled
+// (every group has the default [0, 1024]).
+func (t *Task) uclampEffective() (lo, hi uint32) {
+	if t.hasClamp {
+		return t.uclampReq[contention.UclampMin], t.uclampReq[contention.UclampMax]
+	}
+	return 0, contention.SchedCapacityScale
+}
+
+// uclampRQInc is core.c: uclamp_rq_inc().
+func (rq *RQ) uclampRQInc(p *Task) {
+	if !rq.sim.uclampUsed {
+		return
+	}
+	lo, hi := p.uclampEffective()
+	rq.uclamp.IncTask(rq.log, rq.now, rq.site(SymUclampRQInc), lo, hi)
+	rq.spend(SymUclampRQInc, rq.m.Cost(hwmodel.OpUclamp))
+	p.uclampActive = true
+	p.uclampVal = [2]uint32{lo, hi}
+}
+
+// uclampRQDec is core.c: uclamp_rq_dec(): decrements what the enqueue
+// incremented (the values stay with the task while it is queued).
+func (rq *RQ) uclampRQDec(p *Task) {
+	if !p.uclampActive {
+		return
+	}
+	rq.uclamp.DecTask(rq.log, rq.now, rq.site(SymUclampRQDec), p.uclampVal[0], p.uclampVal[1])
+	rq.spend(SymUclampRQDec, rq.m.Cost(hwmodel.OpUclamp))
+	p.uclampActive = false
+}
