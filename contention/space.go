@@ -72,7 +72,10 @@ type Space struct {
 	siteStats []siteAcc
 	weaves    int64
 
-	// Scratch reused by Weave.
+	// Scratch reused by Weave (the result is valid until the next
+	// Weave).
+	rp      *hwmodel.Replayer
+	res     WeaveResult
 	streams [][]hwmodel.Req
 	byCPU   []*Log
 	siteBuf []int64 // stall per site of one CPU, ps

@@ -36,6 +36,9 @@ type WeaveResult struct {
 	Lines []hwmodel.LineStats
 }
 
+// A WeaveResult's slices belong to the Space and are reused by the next
+// Weave: read them before weaving again.
+
 // SiteCharge is the stall one CPU paid at one site during a weave.
 type SiteCharge struct {
 	CPU  int
@@ -124,7 +127,15 @@ func (s *Space) Weave(logs []*Log) *WeaveResult {
 		total += len(l.entries)
 	}
 	s.weaves++
-	res := &WeaveResult{StallNS: make([]int64, n), ExactNS: make([]float64, n), Accesses: total}
+	res := &s.res
+	if len(res.StallNS) != n {
+		res.StallNS = make([]int64, n)
+		res.ExactNS = make([]float64, n)
+	}
+	clear(res.StallNS)
+	clear(res.ExactNS)
+	res.Sites = res.Sites[:0]
+	res.Accesses, res.TotalNS, res.Lines = total, 0, nil
 	if total > 0 {
 		s.weave(res)
 	}
@@ -146,14 +157,19 @@ func (s *Space) weave(res *WeaveResult) {
 	}
 	var held []LineID
 	for c, l := range s.byCPU {
-		s.streams[c] = s.streams[c][:0]
-		if l != nil {
-			s.streams[c], held = s.buildStream(l, s.streams[c], &uncPS, held[:0])
+		if l != nil && len(l.entries) > 0 {
+			s.streams[c], held = s.buildStream(l, s.streams[c][:0], &uncPS, held[:0])
+		} else if len(s.streams[c]) > 0 {
+			s.streams[c] = s.streams[c][:0]
 		}
 	}
-	rr := s.m.Replay(s.lines, s.streams)
+	if s.rp == nil {
+		s.rp = s.m.NewReplayer()
+	}
+	rr := s.rp.Replay(s.lines, s.streams)
 	res.Lines = rr.Lines
-	for i, ls := range rr.Lines {
+	for _, i := range rr.Touched {
+		ls := &rr.Lines[i]
 		a := &s.lineStats[i]
 		for c, x := range ls.Transfers {
 			a.transfers[c] += int64(x)
@@ -167,7 +183,7 @@ func (s *Space) weave(res *WeaveResult) {
 	}
 	sitePS := s.siteBuf // all zero between weaves
 	for c, l := range s.byCPU {
-		if l == nil {
+		if l == nil || len(l.entries) == 0 {
 			continue
 		}
 		stalls := rr.Stall[c]

@@ -1,6 +1,10 @@
 package emu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/emu/eevdf"
+)
 
 // check verifies the conservation invariants at a barrier, panicking with
 // the CPU, the task and the state when one is broken:
@@ -32,7 +36,7 @@ func (s *Sim) check() {
 				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but neither in the tree nor its queue's curr", t, t.cpu))
 			}
 			nr[t.cpu]++
-		case TaskSleeping, TaskDead, TaskNew:
+		case TaskSleeping, TaskDead, TaskNew, TaskWaking:
 			if t.se.OnRQ || t.se.InTree() || rq.curr == t {
 				panic(fmt.Sprintf("emu: check: task %v is %v but on_rq=%t in_tree=%t curr=%t (CPU %d)",
 					t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))
@@ -49,11 +53,12 @@ func (s *Sim) check() {
 		if int(rq.lock.NrRunningValue()) != rq.nrRunning {
 			panic(fmt.Sprintf("emu: check: CPU %d: rq line nr_running %d != %d", cpu, rq.lock.NrRunningValue(), rq.nrRunning))
 		}
-		rq.cfs.q.Check()
+		checkLagSum(cpu, rq.cfs)
 		for _, tg := range s.groups {
-			tg.cfsRq[cpu].q.Check()
+			checkLagSum(cpu, tg.cfsRq[cpu])
 		}
 	}
+	s.checkStarvation()
 	for _, tg := range s.groups {
 		var sum int64
 		for cpu := range s.cpus {
@@ -64,6 +69,64 @@ func (s *Sim) check() {
 		}
 		if v := tg.loadAvg.Value(); v != sum {
 			panic(fmt.Sprintf("emu: check: tg(%s)->load_avg atomic holds %d but contributions sum to %d", tg.Name, v, sum))
+		}
+	}
+}
+
+// checkLagSum verifies a queue's tree and sums (eevdf.Queue.Check) and,
+// under EEVDF, that the weighted lags of its entities sum to zero within
+// rounding: Σ w_i·(V − v_i) over the queue (curr included) is in
+// (−Σw, Σw).
+func checkLagSum(cpu int, c *CfsRq) {
+	c.q.Check()
+	if !c.rq.eevdf() {
+		return
+	}
+	V := c.q.AvgVruntimeV()
+	var sum, w float64
+	add := func(e *eevdf.Entity) {
+		wi := float64(eevdf.ScaleLoadDown(e.Load.Weight))
+		sum += wi * float64(int64(V-e.Vruntime))
+		w += wi
+	}
+	c.q.Walk(func(e *eevdf.Entity) bool { add(e); return true })
+	if cur := c.q.Curr; cur != nil && cur.OnRQ {
+		add(cur)
+	}
+	if w > 0 && (sum <= -w || sum >= w) {
+		panic(fmt.Sprintf("emu: check: CPU %d queue of group %s: weighted lags sum to %.0f, not within ±%.0f (V=%#x)",
+			cpu, c.tg.Name, sum, w, V))
+	}
+}
+
+// starveLimit is how long a runnable task may wait while a CPU it may run
+// on sits idle before the checker calls it starved: far beyond any
+// balance interval of the presets.
+const starveLimit = 2 * nsecPerSec
+
+// checkStarvation: no runnable task waits forever when CPUs are idle.
+func (s *Sim) checkStarvation() {
+	idle := make([]bool, len(s.cpus))
+	any := false
+	for i, rq := range s.cpus {
+		idle[i] = rq.curr == nil && rq.nrRunning == 0
+		any = any || idle[i]
+	}
+	if !any {
+		return
+	}
+	for _, t := range s.tasks {
+		if t.state != TaskRunnable || t.lastQueued < 0 {
+			continue
+		}
+		rq := s.cpus[t.cpu]
+		if wait := rq.now - t.lastQueued; wait > starveLimit {
+			for c := range s.cpus {
+				if idle[c] && t.allowedOn(c) {
+					panic(fmt.Sprintf("emu: check: task %v has waited %d ms on CPU %d (nr_running %d) while CPU %d is idle",
+						t, wait/nsecPerMsec, t.cpu, rq.nrRunning, c))
+				}
+			}
 		}
 	}
 }

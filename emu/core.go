@@ -31,10 +31,11 @@ type RQ struct {
 	now   int64 // this CPU's virtual time, ns
 	clock int64 // rq->clock as of the last update_rq_clock()
 
-	cfs         *CfsRq // rq->cfs, the root queue
-	curr        *Task  // rq->curr; nil is the idle task
-	nrRunning   int    // rq->nr_running
-	needResched bool   // TIF_NEED_RESCHED of curr
+	cfs         *CfsRq   // rq->cfs, the root queue
+	cfsTasks    taskList // rq->cfs_tasks, most recently picked first
+	curr        *Task    // rq->curr; nil is the idle task
+	nrRunning   int      // rq->nr_running
+	needResched bool     // TIF_NEED_RESCHED of curr
 	mode        cpuMode
 
 	events    eventQueue
@@ -57,6 +58,42 @@ type RQ struct {
 
 	profile []int64 // ns per Symbol
 	Stats   RQStats
+
+	// Cross-CPU state (message.go, snapshot.go).
+	outbox      []remoteOp // changes to other CPUs, for the barrier
+	opSeq       uint64
+	dirty       []*Task    // tasks to republish at the barrier
+	llcWrites   []llcWrite // own writes to sd_llc_shared since the barrier
+	wlBatch     []wlEntry  // the wake-list batch the next drain takes
+	wlDrainAt   int64      // when that drain runs (0: no batch open)
+	wlLastDrain int64
+	// proxy >= 0 while applying a wakeup another CPU did: its
+	// work was charged to that CPU, and a reschedule it asks for comes
+	// with an IPI. silent: the event was such an application, not a
+	// scheduling point of this CPU.
+	proxy     int
+	silent    bool
+	sisRecent int // p->recent_used_cpu = prev, as select_idle_sibling() sets it
+
+	// Load balancing state: the next periodic balance (jiffies), the
+	// EWMA of idle periods and when the current one began (avg_idle,
+	// idle_stamp).
+	nextBalance int64
+	avgIdle     int64
+	idleStamp   int64
+	// inBarrier: the barrier is running code on this CPU's behalf (NOHZ
+	// idle balancing): costs become debt, posts apply at once.
+	inBarrier bool
+
+	// lastEvent is the stamp of the last event handled.
+	lastEvent int64
+
+	// republish: this CPU's state changed since the last barrier (it
+	// handled an event, or the barrier changed it).
+	republish bool
+
+	currLine contention.LineID // the line of rq->curr, read by idle_cpu()
+	avgLine  contention.LineID // rq->cfs.avg, read by cpu_load() and load balancing
 }
 
 type symCharge struct {
@@ -100,9 +137,33 @@ func (rq *RQ) spend(sym Symbol, ns int64) {
 	rq.profile[sym] += ns
 }
 
-// cost runs a kernel operation at its preset base cost.
+// cost runs a kernel operation at its preset base cost (nothing while
+// applying work another CPU did and paid for).
 func (rq *RQ) cost(op hwmodel.KernelOp) {
+	switch {
+	case rq.proxy >= 0:
+		return
+	case rq.inBarrier:
+		rq.addDebt(opSymbol[op], rq.m.Cost(op))
+		return
+	}
 	rq.spend(opSymbol[op], rq.m.Cost(op))
+}
+
+// logNow is the time to stamp a logged access with: the clock, never
+// before the log's last entry (work done at a barrier).
+func (rq *RQ) logNow() int64 { return max(rq.now, rq.log.Last()) }
+
+// postOrApply posts a cross-CPU change, or applies it at once when the
+// barrier is running on this CPU's behalf.
+func (rq *RQ) postOrApply(op remoteOp) {
+	if !rq.inBarrier {
+		rq.post(op)
+		return
+	}
+	op.t = rq.now
+	op.from = rq.cpu
+	rq.sim.applyOp(&op)
 }
 
 // site is the contention site of a symbol (an access's caller).
@@ -111,6 +172,9 @@ func (rq *RQ) site(sym Symbol) contention.Site { return rq.sim.sites[sym] }
 // access charges the uncontended cost of a shared-line access; the weave
 // adds the rest later.
 func (rq *RQ) accessCost(sym Symbol, op hwmodel.Op) {
+	if rq.proxy >= 0 || rq.inBarrier {
+		return
+	}
 	if ns := rq.m.UncontendedNS(op); ns > 0 {
 		rq.spendFrac(sym, ns)
 	}
@@ -149,34 +213,62 @@ func (rq *RQ) addNrRunning(d int, sym Symbol) {
 	rq.lock.SetNrRunning(rq.log, rq.now, rq.site(sym), uint32(rq.nrRunning))
 }
 
-// reschedCurr is core.c: resched_curr() for this CPU: set need_resched.
-func (rq *RQ) reschedCurr() { rq.needResched = true }
+// reschedCurr is core.c: resched_curr(): set need_resched. Asked by
+// another CPU (while applying its wakeup), the reschedule also needs the
+// IPI (or a polling idle CPU's wakeup) to reach this CPU before it acts.
+func (rq *RQ) reschedCurr() {
+	if rq.needResched {
+		return
+	}
+	rq.needResched = true
+	if rq.proxy >= 0 {
+		delay := rq.sim.ipiDelay
+		switch {
+		case rq.proxy == rq.cpu:
+			delay = 0 // our own pull, landing at a barrier
+		case rq.curr == nil:
+			delay = rq.sim.pollDelay
+		}
+		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: rq.proxy}})
+	}
+}
 
 // --- the event loop ---
 
 // step processes this CPU's events before until, in time order.
 func (rq *RQ) step(until int64) {
-	for rq.events.len() > 0 {
-		if rq.events.peek().t >= until {
+	for {
+		if t := rq.nextEvent(); t < 0 || t >= until {
 			return
 		}
 		e := rq.events.pop()
-		if rq.stale(&e) {
-			continue
-		}
+		rq.republish = true
+		rq.lastEvent = e.t
 		rq.advance(e.t)
 		wasIdle := rq.mode == modeIdle
+		silent := e.kind == evMsg && e.msg.kind == msgEnqueue
 		rq.enterKernel()
-		rq.payDebt()
-		if wasIdle && e.kind != evTick {
+		if wasIdle && e.kind != evTick && !silent {
 			rq.cost(hwmodel.OpIdleExit)
 		}
 		rq.handle(&e)
-		rq.resume()
+		// The weave's stall from the last barrier: time lost before
+		// whatever this CPU does next.
+		rq.payDebt()
+		if rq.silent {
+			rq.silent = false
+			rq.resumeSilent()
+		} else {
+			rq.resume()
+		}
 	}
 }
 
-// nextEvent is the time of the CPU's next live event, or -1.
+// nextEvent is when the CPU will handle its next live event, or -1: the
+// event's stamp, or the CPU's clock if its kernel work has run past the
+// stamp (it is busy until then). step handles exactly the events whose
+// nextEvent falls before the epoch's end, so a CPU that runs ahead of the
+// other CPUs waits for them instead of handling events "early".
 func (rq *RQ) nextEvent() int64 {
 	for rq.events.len() > 0 {
 		e := rq.events.peek()
@@ -194,7 +286,7 @@ func (rq *RQ) stale(e *event) bool {
 	case evRunEnd:
 		return e.task != rq.curr || e.gen != e.task.segGen || !e.task.inUser
 	case evTimer:
-		return e.task.state != TaskSleeping || e.gen != e.task.timerGen
+		return e.tm.cancelled
 	}
 	return false
 }
@@ -246,7 +338,8 @@ func (rq *RQ) handle(e *event) {
 		}
 	case evTimer:
 		// hrtimer_wakeup() in interrupt context on this CPU.
-		rq.tryToWakeUp(e.task, 0)
+		e.tm.cancelled = true
+		rq.tryToWakeUp(e.tm.task, 0)
 	case evMsg:
 		rq.handleMsg(e.msg)
 	}
@@ -281,6 +374,28 @@ func (rq *RQ) resume() {
 	}
 }
 
+// resumeSilent returns to whatever the CPU was doing without treating the
+// event as a scheduling point (a remote enqueue applied on the waker's
+// behalf): curr resumes its compute, or the CPU stays idle.
+func (rq *RQ) resumeSilent() {
+	t := rq.curr
+	if t == nil {
+		rq.mode = modeIdle
+		return
+	}
+	if t.remaining > 0 {
+		t.inUser = true
+		t.segStart = rq.now
+		t.segGen++
+		rq.events.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+		rq.mode = modeUser
+		return
+	}
+	// curr was between actions (cannot happen at an event: a task is
+	// always computing or off the CPU when an event fires).
+	rq.resume()
+}
+
 // armTick starts the periodic tick if it is stopped (NO_HZ: an idle CPU
 // stops its tick; ticks are aligned to multiples of TICK_NSEC on every
 // CPU, as with sched_skew_tick=0).
@@ -291,10 +406,6 @@ func (rq *RQ) armTick() {
 	rq.tickArmed = true
 	tick := rq.tun.TickNsec
 	rq.events.push(event{t: (rq.now/tick + 1) * tick, kind: evTick})
-}
-
-func (rq *RQ) handleMsg(m *message) {
-	panic(fmt.Sprintf("emu: CPU %d: message kind %d not handled", rq.cpu, m.kind))
 }
 
 // --- core.c ---
@@ -332,6 +443,15 @@ func (rq *RQ) schedule(block bool) {
 		}
 		rq.sim.traceSwitch(rq, prev, next, block)
 		rq.curr = next
+		rq.log.Record(rq.now, rq.currLine, hwmodel.Write, rq.site(SymSchedule))
+		if prev != nil {
+			rq.markDirty(prev)
+		}
+		if next != nil {
+			rq.markDirty(next)
+		} else {
+			rq.updateIdleCore()
+		}
 	}
 	rq.unlockRQ(SymSchedule)
 }
@@ -341,8 +461,11 @@ func (rq *RQ) schedule(block bool) {
 func (rq *RQ) pickNextTask(prev *Task) *Task {
 	rq.cost(hwmodel.OpPickNext)
 	p := rq.pickNextTaskFair(prev)
-	if p == nil && prev != nil && rq.cfs.curr != nil {
-		rq.putPrevTaskFair(prev)
+	if p == nil {
+		if prev != nil && rq.cfs.curr != nil {
+			rq.putPrevTaskFair(prev)
+		}
+		rq.newidleBalance()
 	}
 	return p
 }
@@ -373,31 +496,6 @@ func (rq *RQ) dequeueTask(p *Task, flags int) {
 	rq.dequeueTaskFair(p, flags)
 }
 
-// tryToWakeUp is core.c: try_to_wake_up() on this CPU. A task that is not
-// sleeping (running, or runnable and about to block) has the wakeup
-// remembered, and its next Block returns at once: the condition check
-// after prepare_to_wait() that makes the kernel's sleep race-free.
-func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
-	rq.cost(hwmodel.OpTTWU)
-	switch p.state {
-	case TaskSleeping:
-	case TaskDead:
-		return false
-	default:
-		p.wakePending++
-		return false
-	}
-	p.setState(TaskWaking)
-	p.timerGen++
-	cpu := p.cpu // select_task_rq(): single-CPU until the engine's wakeup path lands
-	rq.lockRQ(SymTryToWakeUp)
-	rq.updateRQClock()
-	rq.ttwuDoActivate(p, wakeFlags)
-	rq.unlockRQ(SymTryToWakeUp)
-	rq.ttwuStat(p, cpu, wakeFlags)
-	return true
-}
-
 // ttwuDoActivate is core.c: ttwu_do_activate().
 func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	flags := enqueueWakeup
@@ -407,6 +505,7 @@ func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	rq.activateTask(p, flags)
 	p.setState(TaskRunnable)
 	rq.wakeupPreempt(p, wakeFlags)
+	rq.updateAvgIdle()
 }
 
 // wakeupPreempt is core.c: wakeup_preempt() (check_preempt_curr() before
@@ -458,6 +557,7 @@ func (rq *RQ) schedTick() {
 		rq.taskTickFair(rq.curr)
 	}
 	rq.unlockRQ(SymSchedTick)
+	rq.triggerLoadBalance()
 }
 
 // --- sched_info (kernel/sched/stats.h) ---

@@ -18,9 +18,10 @@ type event struct {
 	t    int64
 	kind evKind
 	seq  uint64
-	task *Task
-	gen  uint64
-	msg  *message
+	task *Task       // evRunEnd
+	gen  uint64      // evRunEnd
+	tm   *sleepTimer // evTimer
+	msg  *message    // evMsg
 }
 
 func (a *event) less(b *event) bool {
@@ -81,16 +82,3 @@ func (q *eventQueue) pop() event {
 	}
 	return top
 }
-
-// message is a cross-CPU message, delivered at an epoch barrier in the
-// canonical order (time, source CPU, sequence). Filled in by the engine.
-type message struct {
-	t    int64
-	from int
-	seq  uint64
-	kind msgKind
-	task *Task
-	arg  int64
-}
-
-type msgKind uint8

@@ -49,12 +49,18 @@ func (rq *RQ) updateCurrFair() {
 func (rq *RQ) accountEntityEnqueue(cfs *CfsRq, se *SchedEntity) {
 	cfs.load.Weight += se.Load.Weight
 	cfs.load.InvWeight = 0
+	if se.isTask() {
+		rq.cfsTasks.pushFront(se.task)
+	}
 	cfs.q.NrRunning++
 }
 
 func (rq *RQ) accountEntityDequeue(cfs *CfsRq, se *SchedEntity) {
 	cfs.load.Weight -= se.Load.Weight
 	cfs.load.InvWeight = 0
+	if se.isTask() {
+		rq.cfsTasks.remove(se.task)
+	}
 	cfs.q.NrRunning--
 }
 
@@ -396,6 +402,7 @@ func (rq *RQ) pickNextTaskFair(prev *Task) *Task {
 		cfs = se.myQ
 	}
 	if p := se.task; p != prev {
+		rq.cfsTasks.moveFront(p)
 		pse := &prev.se
 		for {
 			if c := sameGroup(se, pse); c != nil {
@@ -416,6 +423,7 @@ func (rq *RQ) pickNextTaskFair(prev *Task) *Task {
 		rq.setNextEntity(cfs, se)
 		return p
 	}
+	rq.cfsTasks.moveFront(prev)
 	return prev
 
 simple:
@@ -424,6 +432,7 @@ simple:
 		rq.setNextEntity(cfs, se)
 		cfs = se.myQ
 	}
+	rq.cfsTasks.moveFront(se.task)
 	return se.task
 }
 

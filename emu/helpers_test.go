@@ -51,16 +51,29 @@ func mustFeatures(t testing.TB, spec string) Features {
 	return f
 }
 
+// newSim builds a checked, serial-driver machine (the drivers agree; see
+// TestDriversAgree).
 func newSim(t testing.TB, topo, feat string) *Sim {
 	t.Helper()
-	s, err := New(Config{Machine: machine(t, topo), Features: mustFeatures(t, feat), Seed: 1, Check: true})
+	s, err := New(Config{Machine: machine(t, topo), Features: mustFeatures(t, feat), Seed: 1, Check: true, Driver: "serial"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
+// mustTask creates a task pinned to its CPU (unless the spec gives an
+// affinity): the single-CPU scenarios must not be spread by load
+// balancing. spawn creates one free to move.
 func mustTask(t testing.TB, s *Sim, spec TaskSpec) *Task {
+	t.Helper()
+	if spec.CPUs == nil {
+		spec.CPUs = []int{spec.CPU}
+	}
+	return spawn(t, s, spec)
+}
+
+func spawn(t testing.TB, s *Sim, spec TaskSpec) *Task {
 	t.Helper()
 	p, err := s.NewTask(spec)
 	if err != nil {

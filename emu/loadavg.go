@@ -57,6 +57,10 @@ func (rq *RQ) updateCfsRqLoadAvg(now uint64, cfs *CfsRq) bool {
 		cfs.removedModel = pelt.Removed{}
 		cfs.removed.Take(rq.log, rq.now, site)
 	}
+	if cfs.isRoot() {
+		// rq->cfs.avg is read remotely (cpu_load(), load balancing).
+		rq.log.Record(rq.now, rq.avgLine, hwmodel.Write, site)
+	}
 	return pelt.UpdateCfsRqLoadAvg(now, &cfs.avg, r, &cfs.prop,
 		eevdf.ScaleLoadDown(cfs.load.Weight), uint64(cfs.hNrRunning), cfs.curr != nil)
 }

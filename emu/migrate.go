@@ -4,9 +4,18 @@ import "github.com/rqemu/rqemu/emu/pelt"
 
 // setTaskCPU is core.c: set_task_cpu() with fair.c:
 // migrate_task_rq_fair(): the task's entity leaves its CPU's hierarchy
-// for dst's. Called with the task off every queue: sleeping (a wakeup
-// migration, TASK_WAKING) or detached by load balance (TASK_ON_RQ_MIGRATING).
+// for dst's. Called with the task off every queue: waking (a wakeup
+// migration, TASK_WAKING) or detached by load balance
+// (TASK_ON_RQ_MIGRATING), by the engine (at a barrier, or by a caller that
+// owns both CPUs).
 func (s *Sim) setTaskCPU(p *Task, dst int) {
+	s.setTaskCPUFrom(p, dst, s.cpus[p.cpu], s.cpus[p.cpu].now)
+}
+
+// setTaskCPUFrom is setTaskCPU done by CPU actor at time t: a wakeup
+// migration's remove_entity_load_avg() writes the old CPU's removed line
+// from the waker.
+func (s *Sim) setTaskCPUFrom(p *Task, dst int, actor *RQ, t int64) {
 	src := s.cpus[p.cpu]
 	se := &p.se
 	if p.state == TaskWaking && !src.eevdf() {
@@ -19,7 +28,7 @@ func (s *Sim) setTaskCPU(p *Task, dst int) {
 	if p.state == TaskWaking {
 		// remove_entity_load_avg(): the waker writes the previous
 		// CPU's removed line; the model applies it deterministically.
-		src.removeEntityLoadAvg(se)
+		src.removeEntityLoadAvg(se, actor, t)
 	}
 	// Tell new CPU we are migrated.
 	se.Avg.LastUpdateTime = 0
@@ -44,12 +53,14 @@ func (s *Sim) setTaskCPU(p *Task, dst int) {
 // removeEntityLoadAvg is fair.c: remove_entity_load_avg(): sync the
 // sleeping entity to its old queue's last update and queue its averages
 // for removal there.
-func (rq *RQ) removeEntityLoadAvg(se *SchedEntity) {
+func (rq *RQ) removeEntityLoadAvg(se *SchedEntity, actor *RQ, t int64) {
 	cfs := se.cfsRq
 	// sync_entity_load_avg(): decay the entity to the queue's last
 	// update (read locklessly in the kernel).
 	pelt.UpdateBlockedSE(cfs.avg.LastUpdateTime, &se.Avg, se.weightDown())
 	cfs.removedModel.Add(&se.Avg)
+	t = max(t, actor.log.Last())
+	cfs.removed.Add(actor.log, t, actor.site(SymRemoveEntityLoadAvg), se.Avg.LoadAvg, se.Avg.UtilAvg, se.Avg.RunnableAvg)
 }
 
 // moveQueuedTask is fair.c: detach_task() + attach_task(): a runnable

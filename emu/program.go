@@ -91,8 +91,8 @@ func (rq *RQ) doAction(t *Task) {
 		if a.NS <= 0 {
 			panic(fmt.Sprintf("emu: task %v: Sleep(%d): duration must be positive", t, a.NS))
 		}
-		t.timerGen++
-		rq.events.push(event{t: rq.now + a.NS, kind: evTimer, task: t, gen: t.timerGen})
+		t.timer = &sleepTimer{task: t}
+		rq.events.push(event{t: rq.now + a.NS, kind: evTimer, tm: t.timer})
 		rq.schedule(true)
 	case ActBlock:
 		if t.wakePending > 0 {
@@ -124,6 +124,5 @@ func (rq *RQ) exitTask(t *Task) {
 	rq.deactivateTask(t, dequeueSleep)
 	rq.unlockRQ(SymSchedule)
 	t.setState(TaskDead)
-	rq.sim.liveTasks--
 	rq.schedule(false)
 }

@@ -22,6 +22,15 @@ type Config struct {
 	// Check runs the conservation checks at every barrier (tasks,
 	// tg->load_avg, queue sums) and panics on a broken invariant.
 	Check bool
+	// Driver is "serial" (one goroutine steps every CPU in CPU order) or
+	// "parallel" (the default: goroutines step the CPUs concurrently).
+	// Both give the same bytes.
+	Driver string
+	// Workers bounds the parallel driver's goroutines (0: one per
+	// allowed host CPU, or one per modeled CPU when the host has enough).
+	Workers int
+	// Pin pins the parallel driver's goroutines to host CPUs.
+	Pin bool
 }
 
 // Sim is an emulated machine: its runqueues, task groups and tasks, the
@@ -38,25 +47,53 @@ type Sim struct {
 	groups []*TaskGroup // non-root groups, by id
 	tasks  []*Task
 
+	domains [][]*Domain // per CPU, lowest first
+	llc     []llcInfo   // per CPU
+
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
 	siteSym map[contention.Site]Symbol
 
 	uclampUsed bool
-	liveTasks  int
 
 	now   int64 // the time every CPU has reached (after Run)
 	epoch int64
 	logs  []*contention.Log
 
-	// Stats about the run itself.
-	Epochs int64
+	snap      []cpuSnap // per CPU, published at barriers
+	llcSnap   []llcSnap // by LLC id (its first CPU)
+	smtActive bool
+	opsBuf    []remoteOp
+	ipiDelay  int64 // an IPI's delivery
+	pollDelay int64 // a polling idle CPU noticing a write (idle exit)
+
+	epochEnd        int64             // the end of the epoch being closed by the barrier
+	balanceRunning  contention.LineID // sched_balance_running
+	overloaded      bool              // rd->overload, recomputed at barriers
+	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
+	nohzNextBalance int64             // nohz.next_balance, jiffies
+	llcBusy         []int             // nr_busy_cpus per LLC id
+	ilbKicked       bool
+
+	// Stats about the run itself: barriers, and cross-CPU changes that
+	// reached a CPU whose clock had already passed them (how many, by how
+	// much in total).
+	Epochs   int64
+	LateMsgs int64
+	LateNS   int64
 }
 
 // New builds the machine's runqueues.
 func New(cfg Config) (*Sim, error) {
 	if cfg.Machine == nil {
 		return nil, fmt.Errorf("emu: Config.Machine is required")
+	}
+	switch cfg.Driver {
+	case "":
+		cfg.Driver = "parallel"
+	case "serial", "parallel":
+	default:
+		return nil, fmt.Errorf("driver %q unknown (allowed: serial, parallel)", cfg.Driver)
 	}
 	m := cfg.Machine
 	s := &Sim{
@@ -80,7 +117,8 @@ func New(cfg Config) (*Sim, error) {
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
 		home := m.CPUs[cpu].Node
 		rq := &RQ{
-			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun,
+			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, proxy: -1, sisRecent: -1,
+			avgIdle: 2 * s.tun.MigrationCost,
 			log:     s.space.NewLog(cpu),
 			lock:    contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
 			wake:    contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
@@ -88,17 +126,38 @@ func New(cfg Config) (*Sim, error) {
 			profile: make([]int64, len(s.syms.names)),
 		}
 		rq.cfs = newCfsRq(rq, s.root, s.tun)
+		rq.currLine = s.space.NewLine("rq"+itoa(cpu)+".curr", home)
+		rq.avgLine = s.space.NewLine("rq"+itoa(cpu)+".cfs.avg", home)
 		s.root.cfsRq[cpu] = rq.cfs
 		s.cpus = append(s.cpus, rq)
 		s.logs = append(s.logs, rq.log)
 	}
 	s.uclampUsed = cfg.Features.Has(UCLAMP)
+	s.buildDomains()
+	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
+	s.llcBusy = make([]int, m.NumCPUs())
+	s.snap = make([]cpuSnap, m.NumCPUs())
+	s.llcSnap = make([]llcSnap, m.NumCPUs())
+	for _, c := range m.Cores {
+		if len(c) > 1 {
+			s.smtActive = true
+		}
+	}
+	s.ipiDelay = max(1, m.Cost(hwmodel.OpIPIDeliver))
+	s.pollDelay = max(1, m.Cost(hwmodel.OpIdleExit))
+	for _, rq := range s.cpus {
+		rq.republish = true
+	}
+	s.publish()
 	return s, nil
 }
 
 // Lookahead is the smallest delay between one CPU's action and another
-// CPU acting on it: an IPI's delivery (DESIGN.md).
-func (s *Sim) Lookahead() int64 { return max(1, s.m.Cost(hwmodel.OpIPIDeliver)) }
+// CPU acting on it: an IPI's delivery, or a polling idle CPU waking
+// (DESIGN.md).
+func (s *Sim) Lookahead() int64 {
+	return max(1, min(s.m.Cost(hwmodel.OpIPIDeliver), s.m.Cost(hwmodel.OpIdleExit)))
+}
 
 // Machine is the emulated machine.
 func (s *Sim) Machine() *hwmodel.Machine { return s.m }
@@ -131,6 +190,9 @@ type TaskSpec struct {
 	CPU   int
 	Group *TaskGroup // nil: the root group
 	Prog  Program
+	// CPUs, when set, is the task's affinity (sched_setaffinity()): the
+	// only CPUs it may run on. CPU must be one of them.
+	CPUs []int
 	// Clamp, when set, is the task's uclamp request [min, max]
 	// (sched_setattr() with SCHED_FLAG_UTIL_CLAMP); it turns the uclamp
 	// static key on.
@@ -156,9 +218,22 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	pid := len(s.tasks) + 1000
 	t := &Task{
 		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog,
-		sym:        s.userSymbol(spec.Comm),
-		rng:        rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
-		lastQueued: -1,
+		sym:           s.userSymbol(spec.Comm),
+		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
+		lastQueued:    -1,
+		recentUsedCPU: spec.CPU,
+	}
+	if spec.CPUs != nil {
+		t.affinity = make([]bool, len(s.cpus))
+		for _, c := range spec.CPUs {
+			if c < 0 || c >= len(s.cpus) {
+				return nil, fmt.Errorf("task %q: affinity CPU %d out of range [0, %d)", spec.Comm, c, len(s.cpus))
+			}
+			t.affinity[c] = true
+		}
+		if !t.affinity[spec.CPU] {
+			return nil, fmt.Errorf("task %q: cpu %d is not in its affinity %v", spec.Comm, spec.CPU, spec.CPUs)
+		}
 	}
 	if spec.Clamp != nil {
 		lo, hi := spec.Clamp[0], spec.Clamp[1]
@@ -179,10 +254,12 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	pelt.InitEntityRunnableAverage(&se.Avg, true, se.weightDown())
 	pelt.PostInitEntityUtilAvg(&se.Avg, &se.cfsRq.avg, se.weightDown(), 1024)
 	s.tasks = append(s.tasks, t)
-	s.liveTasks++
 	rq.enterKernel()
 	rq.wakeUpNewTask(t)
 	rq.resume()
+	rq.markDirty(t)
+	rq.republish = true
+	s.publish()
 	return t, nil
 }
 
@@ -208,38 +285,11 @@ func (s *Sim) userSymbol(name string) Symbol {
 	return sym
 }
 
-// Run advances the machine to virtual time until: epochs of length
-// Epoch, each stepping every CPU with an event in it, then a barrier
-// (weave, publication of shared values, checks). Epochs in which no CPU
-// has an event are skipped.
-func (s *Sim) Run(until int64) {
-	for {
-		next := int64(-1)
-		for _, rq := range s.cpus {
-			if t := rq.nextEvent(); t >= 0 && (next < 0 || t < next) {
-				next = t
-			}
-		}
-		if next < 0 || next >= until {
-			break
-		}
-		start := next / s.epoch * s.epoch
-		end := min(start+s.epoch, until)
-		for _, rq := range s.cpus {
-			rq.step(end)
-		}
-		s.barrier()
-	}
-	for _, rq := range s.cpus {
-		rq.advance(until)
-	}
-	s.now = until
-}
-
 // barrier is the end of an epoch: price the shared accesses, publish
 // tg->load_avg, check the invariants.
 func (s *Sim) barrier() {
 	s.Epochs++
+	s.deliver()
 	res := s.space.Weave(s.logs)
 	for _, rq := range s.cpus {
 		st := res.StallNS[rq.cpu]
@@ -257,6 +307,7 @@ func (s *Sim) barrier() {
 			rq.tgDelta[tg.id] = 0
 		}
 	}
+	s.publish()
 	if s.cfg.Check {
 		s.check()
 	}

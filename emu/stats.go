@@ -33,6 +33,13 @@ type RQStats struct {
 
 	StallNS int64 // weave stall charged to this CPU, ns
 
+	WakelistWakeups int64 // remote wakeups through the target's wake list
+	DirectWakeups   int64 // remote wakeups taking the target's rq lock
+	RemoteLockAcq   int64 // remote rq-lock acquisitions
+	IPIsSent        int64 // IPIs this CPU sent (wake-list and ILB kicks)
+	IPIsReceived    int64 // IPIs it received
+	ILBKicks        int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
+
 	fracNS float64 // sub-ns costs not yet charged
 }
 

@@ -76,9 +76,28 @@ type Task struct {
 	// blocked; its next Block consumes one instead of sleeping (the
 	// condition check after prepare_to_wait()).
 	wakePending int
-	// timerGen invalidates a pending sleep timer when the task is woken
+	// timer is the armed sleep timer, cancelled when the task is woken
 	// some other way first.
-	timerGen uint64
+	timer *sleepTimer
+
+	// record_wakee() state (p->last_wakee, wakee_flips,
+	// wakee_flip_decay_ts) and p->recent_used_cpu.
+	lastWakee        *Task
+	wakeeFlips       uint
+	wakeeFlipDecayTS int64
+	recentUsedCPU    int
+
+	// se.group_node: the links of rq->cfs_tasks (taskList).
+	tlPrev, tlNext *Task
+	onList         bool
+
+	// affinity is p->cpus_ptr (nil: every CPU). Changed only at barriers.
+	affinity []bool
+
+	// pub is what remote CPUs read of the task (published at barriers);
+	// isDirty marks it for republication.
+	pub     taskSnap
+	isDirty bool
 
 	// sched_info: when the task last became runnable (sched_info_enqueue)
 	// and last started running (sched_info_arrive).
@@ -138,4 +157,12 @@ func (t *Task) setState(to TaskState) {
 			t, t.cpu, t.state, to, t.se.OnRQ, t.se.Vruntime))
 	}
 	t.state = to
+}
+
+// sleepTimer is an armed hrtimer for a timed sleep. It belongs to the CPU
+// whose event queue holds it; cancelling it (a wakeup came first) is done
+// by that CPU or at a barrier.
+type sleepTimer struct {
+	task      *Task
+	cancelled bool
 }

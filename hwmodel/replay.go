@@ -34,6 +34,9 @@ type ReplayResult struct {
 	// CPUStall[c] is the sum of Stall[c].
 	CPUStall []float64
 	Lines    []LineStats
+	// Touched lists the lines the streams used (the only non-zero
+	// entries of Lines).
+	Touched []int32
 }
 
 // Replay runs the CPUs' access streams against the lines through the
@@ -56,20 +59,74 @@ type ReplayResult struct {
 // replays (owner, sharers); occupancy and queues start empty each time.
 // The result depends only on the inputs: time is kept in integer
 // picoseconds and every tie has a fixed order.
+//
+// Replay allocates its working state each call; a caller that replays
+// repeatedly (the weave, every epoch) keeps a Replayer instead.
 func (m *Machine) Replay(lines []*Line, streams [][]Req) *ReplayResult {
-	r := &replay{m: m, lines: lines, cpus: make([]replayCPU, len(streams))}
-	res := &ReplayResult{Stall: make([][]float64, len(streams)), CPUStall: make([]float64, len(streams)), Lines: make([]LineStats, len(lines))}
+	return m.NewReplayer().Replay(lines, streams)
+}
+
+// Replayer runs Replay with reusable scratch memory. Not safe for
+// concurrent use. The result of a call is valid until the next call.
+type Replayer struct {
+	r       replay
+	res     ReplayResult
+	touched []int32 // lines used by the last replay
+}
+
+// NewReplayer returns a Replayer for the machine.
+func (m *Machine) NewReplayer() *Replayer { return &Replayer{r: replay{m: m}} }
+
+// Replay is Machine.Replay reusing the Replayer's memory.
+func (rp *Replayer) Replay(lines []*Line, streams [][]Req) *ReplayResult {
+	r := &rp.r
+	res := &rp.res
+	r.lines = lines
 	r.res = res
-	r.ls = make([]replayLine, len(lines))
-	for i := range r.ls {
-		r.ls[i].holder = -1
+	// Reset what the last replay touched; grow to the line count.
+	for _, li := range rp.touched {
+		if int(li) < len(r.ls) {
+			r.ls[li] = replayLine{holder: -1}
+		}
+		if int(li) < len(res.Lines) {
+			res.Lines[li] = LineStats{}
+		}
 	}
+	rp.touched = rp.touched[:0]
+	for len(r.ls) < len(lines) {
+		r.ls = append(r.ls, replayLine{holder: -1})
+	}
+	for len(res.Lines) < len(lines) {
+		res.Lines = append(res.Lines, LineStats{})
+	}
+	res.Lines = res.Lines[:len(lines)]
+	if cap(r.cpus) < len(streams) {
+		r.cpus = make([]replayCPU, len(streams))
+		res.Stall = make([][]float64, len(streams))
+		res.CPUStall = make([]float64, len(streams))
+	}
+	r.cpus = r.cpus[:len(streams)]
+	res.Stall = res.Stall[:len(streams)]
+	res.CPUStall = res.CPUStall[:len(streams)]
+	r.q = r.q[:0]
+	r.seq = 0
 	for c, s := range streams {
-		r.cpus[c].reqs = s
-		res.Stall[c] = make([]float64, len(s))
+		r.cpus[c] = replayCPU{reqs: s}
+		res.CPUStall[c] = 0
+		if cap(res.Stall[c]) < len(s) {
+			res.Stall[c] = make([]float64, len(s))
+		}
+		res.Stall[c] = res.Stall[c][:len(s)]
+		clear(res.Stall[c])
 		for i := 1; i < len(s); i++ {
 			if s[i].T < s[i-1].T {
 				panic(fmt.Sprintf("hwmodel: Replay: CPU %d stream not sorted at request %d (t=%d after t=%d)", c, i, s[i].T, s[i-1].T))
+			}
+		}
+		for _, q := range s {
+			if int(q.Line) >= 0 && int(q.Line) < len(lines) && !r.ls[q.Line].used {
+				r.ls[q.Line].used = true
+				rp.touched = append(rp.touched, q.Line)
 			}
 		}
 		if len(s) > 0 {
@@ -77,7 +134,7 @@ func (m *Machine) Replay(lines []*Line, streams [][]Req) *ReplayResult {
 			r.push(event{t: s[0].T * 1000, kind: evArrive, who: int32(c)})
 		}
 	}
-	r.rmwPS = ps(m.Lat.RMWLocal)
+	r.rmwPS = ps(r.m.Lat.RMWLocal)
 	for len(r.q) > 0 {
 		e := r.pop()
 		if e.kind == evArrive {
@@ -87,6 +144,7 @@ func (m *Machine) Replay(lines []*Line, streams [][]Req) *ReplayResult {
 		}
 	}
 	r.checkDone()
+	res.Touched = rp.touched
 	return res
 }
 
@@ -138,6 +196,7 @@ type replayLine struct {
 	pending bool
 	holder  int // lock holder, or -1
 	waiters []waiter
+	used    bool // touched by this replay
 }
 
 type replay struct {

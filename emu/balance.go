@@ -1,0 +1,786 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Load balancing (fair.c: sched_balance_rq(), ex load_balance(), and its
+// helpers, v6.6). A CPU decides what to pull with what it can see (its own
+// state exactly, the others as published at the last barrier, each remote
+// read priced on its line); the pull itself (detach_tasks() under the
+// busiest runqueue's lock, attach_tasks() on the puller) is carried out at
+// the barrier on the source's exact state. Periodic balancing runs from
+// the tick of a busy CPU (SCHED_SOFTIRQ), newidle balancing when a CPU is
+// about to idle, and NOHZ idle balancing on behalf of the tickless idle
+// CPUs when a busy CPU kicks one (run at the barrier).
+//
+// Simplified, and said here: affinity-imbalanced groups (sgc->imbalance,
+// LBF_DST_PINNED retries) are not modeled; the SD_SERIALIZE
+// sched_balance_running cmpxchg is priced but never refuses; rd->overload
+// is recomputed at every barrier from the published nr_running.
+
+// migration types (enum migration_type).
+const (
+	migrateLoad = iota
+	migrateUtil
+	migrateTask
+	migrateMisfit
+)
+
+// group types (enum group_type), in order of severity.
+const (
+	groupHasSpare = iota
+	groupFullyBusy
+	groupMisfitTask
+	groupSMTBalance
+	groupAsymPacking
+	groupImbalanced
+	groupOverloaded
+)
+
+const (
+	schedCapacityScale = 1024
+	maxPinnedInterval  = 512 // MAX_PINNED_INTERVAL, ms
+	numaImbalanceMin   = 2   // NUMA_IMBALANCE_MIN
+)
+
+// sgStats is struct sg_lb_stats for one group.
+type sgStats struct {
+	cpus          []int
+	avgLoad       uint64
+	groupLoad     uint64
+	groupUtil     uint64
+	groupRunnable uint64
+	groupCapacity uint64
+	sumNrRunning  int
+	sumHNrRunning int
+	idleCPUs      int
+	groupWeight   int
+	cores         int
+	groupType     int
+	smt           bool // the group is an SMT core (SD_SHARE_CPUCAPACITY)
+	smtBalance    bool
+}
+
+// lbEnv is struct lb_env plus struct sd_lb_stats.
+type lbEnv struct {
+	b      *RQ // the CPU doing the work (its log and costs)
+	dstCPU int
+	sd     *Domain
+	idle   int
+
+	imbalance     int64
+	migrationType int
+
+	local, busiest *sgStats
+	totalLoad      uint64
+	totalCapacity  uint64
+	avgLoad        uint64
+	preferSibling  bool
+	sumUtil        uint64
+}
+
+// pullReq is a pull decided by load balancing, carried out at the barrier.
+type pullReq struct {
+	src, dst      int
+	sd            *Domain
+	idle          int
+	imbalance     int64
+	migrationType int
+	loopMax       int
+}
+
+// view is what the balancing CPU b sees of CPU c, reading its lines.
+func (b *RQ) lbView(c int) cpuSnap {
+	if c != b.cpu {
+		site := b.site(SymLoadBalance)
+		o := b.sim.cpus[c]
+		o.lock.NrRunning(b.log, b.logNow(), site)
+		b.log.Record(b.logNow(), o.avgLine, hwmodel.Read, site)
+	}
+	b.cost(hwmodel.OpBalanceRQ)
+	return b.snapCPU(c)
+}
+
+// groupStats is fair.c: update_sg_lb_stats().
+func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
+	sgs := &sgStats{cpus: cpus, groupWeight: len(cpus)}
+	m := e.b.m
+	cores := map[int]bool{}
+	for _, c := range cpus {
+		v := e.b.lbView(c)
+		sgs.groupLoad += v.load
+		sgs.groupUtil += v.util
+		sgs.groupRunnable += v.runnable
+		sgs.sumHNrRunning += v.hNrRunning
+		sgs.sumNrRunning += v.nrRunning
+		if v.idle {
+			sgs.idleCPUs++
+		}
+		cores[m.CPUs[c].Core] = true
+	}
+	sgs.cores = len(cores)
+	sgs.smt = len(cpus) > 1 && len(cores) == 1
+	sgs.groupCapacity = schedCapacityScale * uint64(len(cpus))
+	// Check for loaded SMT group to be balanced to dst CPU.
+	if !local && e.idle != cpuNotIdle && sgs.smt && sgs.sumHNrRunning > 1 {
+		sgs.smtBalance = true
+	}
+	sgs.groupType = e.groupClassify(sgs)
+	if sgs.groupType == groupOverloaded {
+		sgs.avgLoad = sgs.groupLoad * schedCapacityScale / sgs.groupCapacity
+	}
+	return sgs
+}
+
+// groupClassify is fair.c: group_classify().
+func (e *lbEnv) groupClassify(sgs *sgStats) int {
+	pct := uint64(e.sd.ImbalancePct)
+	switch {
+	case groupIsOverloaded(pct, sgs):
+		return groupOverloaded
+	case sgs.smtBalance:
+		return groupSMTBalance
+	case !groupHasCapacity(pct, sgs):
+		return groupFullyBusy
+	}
+	return groupHasSpare
+}
+
+// groupIsOverloaded is fair.c: group_is_overloaded().
+func groupIsOverloaded(pct uint64, sgs *sgStats) bool {
+	if sgs.sumNrRunning <= sgs.groupWeight {
+		return false
+	}
+	return sgs.groupCapacity*100 < sgs.groupUtil*pct || sgs.groupCapacity*pct < sgs.groupRunnable*100
+}
+
+// groupHasCapacity is fair.c: group_has_capacity().
+func groupHasCapacity(pct uint64, sgs *sgStats) bool {
+	if sgs.sumNrRunning < sgs.groupWeight {
+		return true
+	}
+	if sgs.groupCapacity*pct < sgs.groupRunnable*100 {
+		return false
+	}
+	return sgs.groupCapacity*100 > sgs.groupUtil*pct
+}
+
+// pickBusiest is fair.c: update_sd_pick_busiest().
+func (e *lbEnv) pickBusiest(sgs *sgStats) bool {
+	// Make sure that there is at least one task to pull.
+	if sgs.sumHNrRunning == 0 {
+		return false
+	}
+	busiest := e.busiest
+	if busiest == nil {
+		return true
+	}
+	if sgs.groupType != busiest.groupType {
+		return sgs.groupType > busiest.groupType
+	}
+	switch sgs.groupType {
+	case groupOverloaded:
+		// Select the overloaded group with highest avg_load.
+		return sgs.avgLoad > busiest.avgLoad
+	case groupImbalanced:
+		return false
+	case groupSMTBalance:
+		if sgs.idleCPUs != 0 || busiest.idleCPUs != 0 {
+			return hasSparePick(sgs, busiest)
+		}
+		fallthrough
+	case groupFullyBusy:
+		// avg_load is not computed for fully busy groups: the first
+		// one wins, except over an SMT group.
+		if sgs.avgLoad < busiest.avgLoad {
+			return false
+		}
+		if sgs.avgLoad == busiest.avgLoad && busiest.smt {
+			return false
+		}
+		return true
+	case groupHasSpare:
+		// Do not pick sg with SMT CPUs over sg with pure CPUs, as we do
+		// not want to pull task off SMT core with one task and make
+		// the core idle.
+		if busiest.smt != sgs.smt {
+			return !(sgs.smt && sgs.sumHNrRunning <= 1)
+		}
+		return hasSparePick(sgs, busiest)
+	}
+	return true
+}
+
+// hasSparePick: select the not overloaded group with the lowest number of
+// idle CPUs and the highest number of running tasks.
+func hasSparePick(sgs, busiest *sgStats) bool {
+	if sgs.idleCPUs > busiest.idleCPUs {
+		return false
+	}
+	if sgs.idleCPUs == busiest.idleCPUs && sgs.sumNrRunning <= busiest.sumNrRunning {
+		return false
+	}
+	return true
+}
+
+// updateSDLBStats is fair.c: update_sd_lb_stats().
+func (e *lbEnv) updateSDLBStats() {
+	if c := e.sd.child; c != nil && c.Flags&SD_PREFER_SIBLING != 0 {
+		e.preferSibling = true
+	}
+	for _, g := range e.sd.Groups {
+		isLocal := contains(g, e.dstCPU)
+		sgs := e.groupStats(g, isLocal)
+		e.totalLoad += sgs.groupLoad
+		e.totalCapacity += sgs.groupCapacity
+		e.sumUtil += sgs.groupUtil
+		if isLocal {
+			e.local = sgs
+			continue
+		}
+		if e.pickBusiest(sgs) {
+			e.busiest = sgs
+		}
+	}
+	// SIS_UTIL: the LLC-spanning domain's periodic balance refreshes
+	// nr_idle_scan.
+	if e.idle != cpuNewlyIdle && e.b.sim.llc[e.dstCPU].sd == e.sd {
+		e.updateIdleCPUScan()
+	}
+}
+
+func contains(s []int, x int) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// updateIdleCPUScan is fair.c: update_idle_cpu_scan(): the SIS_UTIL
+// budget, a downward parabola of the LLC's average utilization reaching 0
+// at about 85% (1/imbalance_pct).
+func (e *lbEnv) updateIdleCPUScan() {
+	if !e.b.feat.Has(SIS_UTIL) {
+		return
+	}
+	llcWeight := uint64(e.sd.Weight())
+	x := e.sumUtil / llcWeight
+	pct := uint64(e.sd.ImbalancePct)
+	// y = SCHED_CAPACITY_SCALE - x^2 * pct^2 / (10000 * SCHED_CAPACITY_SCALE)
+	tmp := x * x * pct * pct / (10000 * schedCapacityScale)
+	tmp = min(tmp, schedCapacityScale)
+	y := schedCapacityScale - tmp
+	// nr_idle_scan = y * llc_weight / SCHED_CAPACITY_SCALE
+	nr := int(y * llcWeight / schedCapacityScale)
+	llc := &e.b.sim.llc[e.dstCPU]
+	if e.b.sim.llcSnap[llc.id].nrIdleScan == nr {
+		return
+	}
+	llc.shared.SetNrIdleScan(e.b.log, e.b.logNow(), e.b.site(SymLoadBalance), nr)
+	e.b.postOrApply(remoteOp{kind: opSetNrIdleScan, target: llc.id, val: int64(nr)})
+}
+
+// siblingImbalance is fair.c: sibling_imbalance().
+func (e *lbEnv) siblingImbalance() int64 {
+	busiest, local := e.busiest, e.local
+	if e.idle == cpuNotIdle || busiest.sumNrRunning == 0 {
+		return 0
+	}
+	nb, nl := int64(busiest.cores), int64(local.cores)
+	if nb == nl {
+		return max(int64(busiest.sumNrRunning-local.sumNrRunning), 0)
+	}
+	// Balance such that nr_running/ncores ratio are same on both groups.
+	imb := max(nl*int64(busiest.sumNrRunning)-nb*int64(local.sumNrRunning), 0)
+	// Normalize imbalance and do rounding on normalization.
+	imb = (2*imb + nl + nb) / (nl + nb)
+	// Take advantage of resource in an empty sched group.
+	if imb <= 1 && local.sumNrRunning == 0 && busiest.sumNrRunning > 1 {
+		imb = 2
+	}
+	return imb
+}
+
+// findBusiestGroup is fair.c: find_busiest_group() (sched_balance_find_src_group()).
+func (e *lbEnv) findBusiestGroup() bool {
+	e.updateSDLBStats()
+	busiest, local := e.busiest, e.local
+	if busiest == nil {
+		return false
+	}
+	if busiest.groupType == groupImbalanced {
+		return e.forceBalance()
+	}
+	// If the local group is busier than the selected busiest group
+	// don't try and pull any tasks.
+	if local.groupType > busiest.groupType {
+		return false
+	}
+	// When groups are overloaded, use the avg_load to ensure fairness
+	// between tasks.
+	if local.groupType == groupOverloaded {
+		if local.avgLoad >= busiest.avgLoad {
+			return false
+		}
+		e.avgLoad = e.totalLoad * schedCapacityScale / e.totalCapacity
+		if local.avgLoad >= e.avgLoad {
+			return false
+		}
+		if 100*busiest.avgLoad <= uint64(e.sd.ImbalancePct)*local.avgLoad {
+			return false
+		}
+	}
+	// Try to move all excess tasks to a sibling domain of the busiest
+	// group's child domain.
+	if e.preferSibling && local.groupType == groupHasSpare && e.siblingImbalance() > 1 {
+		return e.forceBalance()
+	}
+	if busiest.groupType != groupOverloaded {
+		if e.idle == cpuNotIdle {
+			// Let another idle CPU try to pull task.
+			return false
+		}
+		if busiest.groupType == groupSMTBalance && local.smt != busiest.smt {
+			return e.forceBalance()
+		}
+		if busiest.groupWeight > 1 && local.idleCPUs <= busiest.idleCPUs+1 {
+			return false
+		}
+		if busiest.sumHNrRunning == 1 {
+			return false
+		}
+	}
+	return e.forceBalance()
+}
+
+func (e *lbEnv) forceBalance() bool {
+	e.calculateImbalance()
+	return e.imbalance != 0
+}
+
+// calculateImbalance is fair.c: calculate_imbalance(), with and without
+// LB_SPREAD_LLC (Vincent Guittot's 16b0a7a1a0af: inside an LLC, balance
+// task counts, never utilization).
+func (e *lbEnv) calculateImbalance() {
+	local, busiest := e.local, e.busiest
+	switch busiest.groupType {
+	case groupSMTBalance, groupImbalanced:
+		e.migrationType = migrateTask
+		e.imbalance = 1
+		return
+	}
+	if local.groupType == groupHasSpare {
+		llcGuard := e.b.feat.Has(LB_SPREAD_LLC) && e.sd.Flags&SD_SHARE_LLC != 0
+		if busiest.groupType > groupFullyBusy && !llcGuard {
+			// If busiest is overloaded, try to fill spare capacity.
+			e.migrationType = migrateUtil
+			e.imbalance = int64(max(local.groupCapacity, local.groupUtil) - local.groupUtil)
+			if e.idle != cpuNotIdle && e.imbalance == 0 {
+				e.migrationType = migrateTask
+				e.imbalance = 1
+			}
+			return
+		}
+		e.migrationType = migrateTask
+		if busiest.groupWeight == 1 || e.preferSibling {
+			// When prefer sibling, evenly spread running tasks on
+			// groups.
+			e.imbalance = e.siblingImbalance()
+		} else {
+			// If there is no overload, we just want to even the
+			// number of idle cpus.
+			e.imbalance = max(int64(local.idleCPUs-busiest.idleCPUs), 0)
+		}
+		if e.sd.Flags&SD_NUMA != 0 {
+			// adjust_numa_imbalance(): allow a small imbalance.
+			if local.sumNrRunning+1 <= e.sd.imbNumaNr && e.imbalance <= numaImbalanceMin {
+				e.imbalance = 0
+			}
+		}
+		// Number of tasks to move to restore balance.
+		e.imbalance >>= 1
+		return
+	}
+	// Local is fully busy but has to take more load to relieve the
+	// busiest group.
+	if local.groupType < groupOverloaded {
+		local.avgLoad = local.groupLoad * schedCapacityScale / local.groupCapacity
+		if local.avgLoad >= busiest.avgLoad {
+			e.imbalance = 0
+			return
+		}
+		e.avgLoad = e.totalLoad * schedCapacityScale / e.totalCapacity
+		if local.avgLoad >= e.avgLoad {
+			e.imbalance = 0
+			return
+		}
+	}
+	// Both groups are or will become overloaded: aim at the average.
+	e.migrationType = migrateLoad
+	a := (int64(busiest.avgLoad) - int64(e.avgLoad)) * int64(busiest.groupCapacity)
+	b := (int64(e.avgLoad) - int64(local.avgLoad)) * int64(local.groupCapacity)
+	e.imbalance = max(min(a, b)/schedCapacityScale, 0)
+}
+
+// findBusiestQueue is fair.c: find_busiest_queue() (sched_balance_find_src_rq()).
+func (e *lbEnv) findBusiestQueue() int {
+	busiest := -1
+	var busiestLoad, busiestUtil uint64
+	busiestNr := 0
+	for _, c := range e.busiest.cpus {
+		v := e.b.snapCPU(c)
+		nr := v.hNrRunning
+		if nr == 0 {
+			continue
+		}
+		switch e.migrationType {
+		case migrateLoad:
+			if nr == 1 && int64(v.load) > e.imbalance {
+				continue
+			}
+			if busiest < 0 || v.load > busiestLoad {
+				busiestLoad, busiest = v.load, c
+			}
+		case migrateUtil:
+			// Don't try to pull utilization from a CPU with one
+			// running task.
+			if nr <= 1 {
+				continue
+			}
+			if busiest < 0 || busiestUtil < v.util {
+				busiestUtil, busiest = v.util, c
+			}
+		case migrateTask:
+			if busiestNr < nr {
+				busiestNr, busiest = nr, c
+			}
+		}
+	}
+	return busiest
+}
+
+// shouldWeBalance is fair.c: should_we_balance().
+func (e *lbEnv) shouldWeBalance() bool {
+	b := e.b
+	if e.idle == cpuNewlyIdle {
+		// Bail out if we already have tasks or a wakeup pending.
+		v := b.snapCPU(e.dstCPU)
+		return v.nrRunning == 0 && !v.ttwuPending
+	}
+	var local []int
+	for _, g := range e.sd.Groups {
+		if contains(g, e.dstCPU) {
+			local = g
+			break
+		}
+	}
+	idleSMT := -1
+	skip := map[int]bool{}
+	for _, c := range local {
+		if skip[c] || !b.snapCPU(c).idle {
+			continue
+		}
+		// Don't balance to idle SMT in busy core right away when
+		// balancing cores.
+		if e.sd.Flags&SD_SHARE_CPUCAPACITY == 0 && !b.coreIdle(c) {
+			if idleSMT == -1 {
+				idleSMT = c
+			}
+			for _, s := range b.m.SMTSiblings(c) {
+				skip[s] = true
+			}
+			continue
+		}
+		// Are we the first idle CPU?
+		return c == e.dstCPU
+	}
+	if idleSMT == e.dstCPU {
+		return true
+	}
+	// Are we the first CPU of this group?
+	return local[0] == e.dstCPU
+}
+
+// coreIdle is fair.c: is_core_idle().
+func (b *RQ) coreIdle(cpu int) bool {
+	for _, s := range b.m.SMTSiblings(cpu) {
+		if s != cpu && !b.snapCPU(s).idle {
+			return false
+		}
+	}
+	return true
+}
+
+// loadBalance is fair.c: load_balance() (sched_balance_rq()) of domain sd
+// for CPU dst, run by CPU b (b == dst except for NOHZ idle balancing). It
+// reports whether it posted a pull and whether to continue balancing at
+// higher levels.
+func (b *RQ) loadBalance(dst int, sd *Domain, idle int) (pulled, cont bool) {
+	e := &lbEnv{b: b, dstCPU: dst, sd: sd, idle: idle}
+	sd.Stats.LBCount[idle]++
+	if !e.shouldWeBalance() {
+		e.outBalanced()
+		return false, false
+	}
+	if !e.findBusiestGroup() {
+		sd.Stats.LBNoBusyG[idle]++
+		e.outBalanced()
+		return false, true
+	}
+	src := e.findBusiestQueue()
+	if src < 0 {
+		sd.Stats.LBNoBusyQ[idle]++
+		e.outBalanced()
+		return false, true
+	}
+	sd.Stats.LBImbalance[idle] += e.imbalance
+	req := &pullReq{src: src, dst: dst, sd: sd, idle: idle, imbalance: e.imbalance,
+		migrationType: e.migrationType, loopMax: min(b.tun.NrMigrate, b.snapCPU(src).nrRunning)}
+	b.postOrApply(remoteOp{kind: opPull, target: src, pull: req})
+	return true, true
+}
+
+// outBalanced is load_balance()'s out_balanced path.
+func (e *lbEnv) outBalanced() {
+	sd := e.sd
+	sd.Stats.LBBalanced[e.idle]++
+	sd.nrBalanceFailed = 0
+	if e.idle == cpuNewlyIdle {
+		return
+	}
+	// tune up the balancing interval
+	if sd.balanceInterval < sd.MaxInterval {
+		sd.balanceInterval *= 2
+	}
+}
+
+// doPull carries out a pull at the barrier: detach_tasks() from the
+// source's queue under its lock, attach_tasks() on the destination, and
+// load_balance()'s bookkeeping of the outcome (failures, active balance,
+// the interval).
+func (s *Sim) doPull(op *remoteOp) {
+	r := op.pull
+	src, dst := s.cpus[r.src], s.cpus[r.dst]
+	src.advance(s.epochEnd)
+	dst.advance(s.epochEnd)
+	actor := s.cpus[op.from]
+	moved := 0
+	hot := 0
+	if src.nrRunning > 1 && dst.cpu != src.cpu {
+		src.lockRQ(SymLoadBalance)
+		src.updateRQClock()
+		tasks, hotMoved := src.detachTasks(r, dst)
+		src.unlockRQ(SymLoadBalance)
+		hot = hotMoved
+		dst.lockRQ(SymLoadBalance)
+		dst.updateRQClock()
+		for _, p := range tasks {
+			s.attachTask(p, dst, actor)
+		}
+		dst.unlockRQ(SymLoadBalance)
+		moved = len(tasks)
+		actor.addDebt(SymLoadBalance, int64(moved)*(s.m.Cost(hwmodel.OpMigrate)+s.m.Cost(hwmodel.OpEnqueue)+s.m.Cost(hwmodel.OpDequeue)))
+	}
+	sd := r.sd
+	sd.Stats.LBGained[r.idle] += int64(moved)
+	sd.Stats.LBHotGained[r.idle] += int64(hot)
+	if moved == 0 {
+		sd.Stats.LBFailed[r.idle]++
+		if r.idle != cpuNewlyIdle {
+			sd.nrBalanceFailed++
+		}
+		// need_active_balance(): the imbalance keeps failing to
+		// move tasks (imbalanced_active_balance()).
+		if r.migrationType == migrateTask && sd.nrBalanceFailed > sd.CacheNiceTries+2 {
+			s.activeBalance(src, dst, sd)
+		}
+	} else {
+		sd.nrBalanceFailed = 0
+	}
+	// We were unbalanced, so reset the balancing interval.
+	sd.balanceInterval = sd.MinInterval
+}
+
+// detachTasks is fair.c: detach_tasks(): from the least recently run,
+// take what can migrate until the imbalance is met (one task for a newly
+// idle puller on a preemptible kernel).
+func (src *RQ) detachTasks(r *pullReq, dst *RQ) (tasks []*Task, hotMoved int) {
+	imbalance := r.imbalance
+	if src.nrRunning <= 1 || imbalance <= 0 {
+		return nil, 0
+	}
+	loop := 0
+	for p := src.cfsTasks.tail; p != nil; {
+		prevP := p.tlPrev
+		// We don't want to steal all.
+		if r.idle != cpuNotIdle && src.nrRunning <= 1 {
+			break
+		}
+		loop++
+		if loop > r.loopMax {
+			break
+		}
+		ok, hot := src.canMigrateTask(p, r, dst)
+		if ok {
+			take := true
+			switch r.migrationType {
+			case migrateLoad:
+				load := max(src.taskHLoad(p), 1)
+				if load>>min(uint(r.sd.nrBalanceFailed), 63) > uint64(imbalance) {
+					take = false
+				} else {
+					imbalance -= int64(load)
+				}
+			case migrateUtil:
+				util := p.se.Avg.UtilAvg
+				if util>>min(uint(r.sd.nrBalanceFailed), 63) > uint64(imbalance) {
+					take = false
+				} else {
+					imbalance -= int64(util)
+				}
+			case migrateTask:
+				imbalance--
+			}
+			if take {
+				src.detachTask(p, dst.cpu)
+				tasks = append(tasks, p)
+				if hot {
+					hotMoved++
+				}
+				// NEWIDLE balancing is a source of latency, so
+				// preemptible kernels stop after the first task.
+				if r.idle == cpuNewlyIdle || imbalance <= 0 {
+					break
+				}
+			}
+		}
+		p = prevP
+	}
+	return tasks, hotMoved
+}
+
+// canMigrateTask is fair.c: can_migrate_task(); hot reports a cache-hot
+// task forced over by repeated failures (lb_hot_gained).
+func (src *RQ) canMigrateTask(p *Task, r *pullReq, dst *RQ) (ok, hot bool) {
+	if !p.allowedOn(dst.cpu) {
+		return false, false
+	}
+	if src.curr == p {
+		return false, false
+	}
+	h := src.taskHot(p, r.sd, dst)
+	if !h || r.sd.nrBalanceFailed > r.sd.CacheNiceTries {
+		return true, h
+	}
+	return false, false
+}
+
+// taskHot is fair.c: task_hot(): ran within sysctl_sched_migration_cost
+// (500 us), or a buddy, and not across SMT siblings. A migrated task is
+// cold (exec_start = 0, or PLACE_MIGRATE's se->migrated).
+func (src *RQ) taskHot(p *Task, sd *Domain, dst *RQ) bool {
+	if sd.Flags&SD_SHARE_CPUCAPACITY != 0 {
+		return false
+	}
+	if p.se.migrated != 0 {
+		return false
+	}
+	cfs := p.se.cfsRq
+	if dst.nrRunning > 0 && (cfs.next == &p.se || cfs.last == &p.se) {
+		return true
+	}
+	delta := int64(src.clock) - int64(p.se.ExecStart)
+	return delta < src.tun.MigrationCost
+}
+
+// detachTask is fair.c: detach_task(): dequeue as TASK_ON_RQ_MIGRATING
+// and set the new CPU.
+func (src *RQ) detachTask(p *Task, dst int) {
+	p.setState(TaskMigrating)
+	src.proxy = dst
+	src.deactivateTask(p, 0)
+	src.proxy = -1
+	src.sim.setTaskCPU(p, dst)
+}
+
+// attachTask is fair.c: attach_task(), done by actor (the balancing CPU).
+func (s *Sim) attachTask(p *Task, dst, actor *RQ) {
+	dst.proxy = actor.cpu
+	dst.activateTask(p, 0)
+	p.setState(TaskRunnable)
+	dst.wakeupPreempt(p, 0)
+	dst.proxy = -1
+	dst.markDirty(p)
+	dst.republish = true
+}
+
+// activeBalance is the active_load_balance_cpu_stop() path: the busiest
+// CPU's stopper preempts its running task and pushes it to dst. Done here
+// at the barrier: the task comes off src's CPU as if preempted, moves, and
+// src reschedules at once.
+func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
+	p := src.curr
+	if p == nil || !p.allowedOn(dst.cpu) || src.nrRunning != 1 {
+		sd.Stats.ALBFailed++
+		return
+	}
+	sd.Stats.ALBCount++
+	src.advance(s.epochEnd)
+	src.enterKernel()
+	src.lockRQ(SymLoadBalance)
+	src.updateRQClock()
+	src.putPrevTaskFair(p)
+	p.setState(TaskRunnable)
+	p.Stats.NrInvolSwitch++
+	src.schedInfoDepart(p)
+	src.curr = nil
+	src.mode = modeIdle
+	src.log.Record(src.logNow(), src.currLine, hwmodel.Write, src.site(SymLoadBalance))
+	src.unlockRQ(SymLoadBalance)
+	s.moveQueuedTask(p, dst.cpu)
+	sd.Stats.ALBPushed++
+	src.events.push(event{t: src.now, kind: evMsg, msg: &message{kind: msgResched, from: dst.cpu}})
+	src.markDirty(p)
+	src.republish = true
+}
+
+// updateBlockedAverages is fair.c: update_blocked_averages() (the fair
+// part, __update_blocked_fair()): decay the load of every group queue on
+// this CPU bottom-up, publish it to tg->load_avg, and carry it up.
+func (rq *RQ) updateBlockedAverages() {
+	rq.cost(hwmodel.OpUpdateLoadAvg)
+	now := rq.peltNow()
+	gs := rq.sim.groups
+	for i := len(gs) - 1; i >= 0; i-- {
+		cfs := gs[i].cfsRq[rq.cpu]
+		if cfs.isDecayed() {
+			continue
+		}
+		if rq.updateCfsRqLoadAvg(now, cfs) {
+			rq.updateTgLoadAvg(cfs)
+		}
+		se := gs[i].se[rq.cpu]
+		if !se.skipBlockedUpdate() {
+			rq.updateLoadAvg(se.cfsRq, se, updateTG)
+		}
+	}
+	rq.updateCfsRqLoadAvg(now, rq.cfs)
+}
+
+// isDecayed is fair.c: cfs_rq_is_decayed() (with the Dec-2025 fix: a
+// queue still contributing to tg->load_avg is not decayed).
+func (c *CfsRq) isDecayed() bool {
+	return c.load.Weight == 0 && c.avg.LoadSum == 0 && c.avg.UtilSum == 0 && c.avg.RunnableSum == 0 &&
+		c.tgLoadAvgContrib == 0 && !c.prop.Pending
+}
+
+// skipBlockedUpdate is fair.c: skip_blocked_update().
+func (se *SchedEntity) skipBlockedUpdate() bool {
+	if se.Avg.LoadAvg != 0 || se.Avg.UtilAvg != 0 {
+		return false
+	}
+	return !se.myQ.prop.Pending
+}

@@ -1,0 +1,157 @@
+package emu
+
+import (
+	"sync"
+
+	"github.com/rqemu/rqemu/contention"
+)
+
+// Run advances the machine to virtual time until: epochs no longer than
+// Epoch, each stepping every CPU that has an event in it, then a barrier
+// (cross-CPU changes in canonical order, the weave, publication, checks).
+// Epochs in which no CPU has an event are skipped.
+//
+// The serial driver steps the CPUs in CPU order on the calling goroutine.
+// The parallel driver steps them on worker goroutines: one per modeled CPU
+// when the host has that many CPUs to pin them to, otherwise one per
+// allowed host CPU, each stepping a shard of CPUs grouped by LLC (so that
+// modeled cross-LLC traffic is host cross-core traffic). A CPU's step
+// touches only its own state, the real shared objects (whose values no
+// decision reads) and the snapshots, so the two drivers give the same
+// bytes; TestDriversAgree proves it on every preset.
+func (s *Sim) Run(until int64) {
+	var w *workers
+	if s.cfg.Driver == "parallel" {
+		w = s.startWorkers()
+		defer w.stop()
+	}
+	for {
+		next := int64(-1)
+		for _, rq := range s.cpus {
+			if t := rq.nextEvent(); t >= 0 && (next < 0 || t < next) {
+				next = t
+			}
+		}
+		if next < 0 || next >= until {
+			break
+		}
+		// Epochs are aligned to multiples of Epoch and never go back:
+		// an event stamped before the last barrier (its CPU was busy
+		// past it) is taken in the next epoch.
+		start := max(next/s.epoch*s.epoch, s.epochEnd)
+		end := min(start+s.epoch, until)
+		s.epochEnd = end
+
+		if w != nil {
+			w.epoch(end)
+		} else {
+			for _, rq := range s.cpus {
+				rq.step(end)
+			}
+		}
+		s.barrier()
+	}
+	for _, rq := range s.cpus {
+		rq.advance(until)
+	}
+	s.now = until
+}
+
+// workers is the parallel driver's goroutines for one Run.
+type workers struct {
+	s      *Sim
+	shards [][]*RQ
+	cmd    []chan int64
+	wg     sync.WaitGroup // epoch completion
+	exit   sync.WaitGroup // goroutine exit
+	active []bool
+}
+
+// startWorkers starts the parallel driver's goroutines, sharding the CPUs
+// by LLC over the workers.
+func (s *Sim) startWorkers() *workers {
+	allowed, err := contention.AllowedCPUs()
+	if err != nil || len(allowed) == 0 {
+		allowed = []int{0}
+	}
+	n := s.cfg.Workers
+	if n <= 0 {
+		n = len(allowed)
+	}
+	n = max(1, min(n, len(s.cpus)))
+	w := &workers{s: s, shards: make([][]*RQ, n)}
+	// Whole LLCs go to one worker, round robin over LLCs in order, unless
+	// there are as many workers as CPUs.
+	if n == len(s.cpus) {
+		for i, rq := range s.cpus {
+			w.shards[i] = []*RQ{rq}
+		}
+	} else {
+		k := 0
+		for _, llc := range s.m.LLCs {
+			for _, c := range llc {
+				w.shards[k%n] = append(w.shards[k%n], s.cpus[c])
+			}
+			k++
+		}
+	}
+	hosts := contention.PlanPinning(seq(n), allowed)
+	w.cmd = make([]chan int64, n)
+	w.active = make([]bool, n)
+	for i := range w.shards {
+		w.cmd[i] = make(chan int64, 1)
+		w.exit.Add(1)
+		go w.loop(i, hosts[i])
+	}
+	return w
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func (w *workers) loop(i, host int) {
+	defer w.exit.Done()
+	if w.s.cfg.Pin {
+		// Never unlocked: the thread dies with the goroutine, so the
+		// affinity cannot leak into Go's thread pool.
+		_ = contention.PinCurrentThread(host)
+	}
+	for end := range w.cmd[i] {
+		for _, rq := range w.shards[i] {
+			rq.step(end)
+		}
+		w.wg.Done()
+	}
+}
+
+// epoch steps every shard that has work before end, and waits.
+func (w *workers) epoch(end int64) {
+	for i, shard := range w.shards {
+		w.active[i] = false
+		for _, rq := range shard {
+			if t := rq.nextEvent(); t >= 0 && t < end {
+				w.active[i] = true
+				break
+			}
+		}
+	}
+	for i := range w.shards {
+		if w.active[i] {
+			w.wg.Add(1)
+			w.cmd[i] <- end
+		}
+	}
+	w.wg.Wait()
+}
+
+func (w *workers) stop() {
+	for _, c := range w.cmd {
+		close(c)
+	}
+	w.exit.Wait()
+}

@@ -1,0 +1,84 @@
+package emu
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// mixedWorkload spreads a wake/sleep mix over the machine: ping-pong
+// pairs within and across LLCs and sockets, timed sleepers and hogs, half
+// of it in a task group. Scaled to the machine so every preset gets load
+// everywhere but runs in well under a second.
+func mixedWorkload(tb testing.TB, s *Sim) {
+	n := s.m.NumCPUs()
+	g, err := s.NewGroup("docker", nil, 100)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pairs := max(2, n/8)
+	for i := 0; i < pairs; i++ {
+		a := (i * 7) % n
+		b := (a + n/2 + i) % n
+		var grp *TaskGroup
+		if i%2 == 0 {
+			grp = g
+		}
+		crossPingPong(tb, s, a, b, int64(3_000+i%5*1_000), grp)
+	}
+	for i := 0; i < max(2, n/16); i++ {
+		spawn(tb, s, TaskSpec{Comm: "sleeper", CPU: (i * 5) % n, Group: g, Prog: sleeper(int64(200_000+i*10_000), int64(300_000+i*7_000))})
+		spawn(tb, s, TaskSpec{Comm: "hog", CPU: (i*11 + 3) % n, Nice: i % 3, Prog: Hog()})
+	}
+}
+
+func runDriver(tb testing.TB, m *hwmodel.Machine, driver string, seed uint64, dur int64) []byte {
+	s, err := New(Config{Machine: m, Features: mustFeatures(tb, "v6.6-eevdf"), Seed: seed, Check: true, Driver: driver})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mixedWorkload(tb, s)
+	s.Run(dur)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "epochs %d\n", s.Epochs)
+	s.WriteSchedstat(&b)
+	s.WriteTaskStats(&b)
+	s.WriteProfile(&b, nil, "all CPUs")
+	return b.Bytes()
+}
+
+// TestDriversAgree: for each preset and three seeds, the serial and the
+// parallel driver produce byte-identical schedstat, task statistics and
+// profile on a mixed wake/sleep workload, and two parallel runs agree.
+func TestDriversAgree(t *testing.T) {
+	dur := 5 * ms
+	if testing.Short() || raceEnabled {
+		dur = ms
+	}
+	for _, topo := range []string{"host", "hikey-8", "spr-2s", "epyc-9654-2s"} {
+		m := machine(t, topo)
+		for seed := uint64(1); seed <= 3; seed++ {
+			serial := runDriver(t, m, "serial", seed, dur)
+			par1 := runDriver(t, m, "parallel", seed, dur)
+			par2 := runDriver(t, m, "parallel", seed, dur)
+			if !bytes.Equal(serial, par1) {
+				t.Errorf("%s seed %d: serial and parallel differ:\n%s", topo, seed, firstDiff(serial, par1))
+			}
+			if !bytes.Equal(par1, par2) {
+				t.Errorf("%s seed %d: two parallel runs differ:\n%s", topo, seed, firstDiff(par1, par2))
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []byte) string {
+	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if !bytes.Equal(la[i], lb[i]) {
+			return fmt.Sprintf("line %d:\n  %s\n  %s", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d lines", len(la), len(lb))
+}

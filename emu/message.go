@@ -1,0 +1,291 @@
+package emu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Cross-CPU changes. During an epoch a CPU changes only its own state; what
+// the kernel has one CPU do to another's runqueue or to a task another CPU
+// owns is posted (remoteOp) and carried out at the barrier, in the
+// canonical order (time, source CPU, sequence), by the engine alone. The
+// barrier then hands the receiving CPU a message for the time the kernel
+// would have it act (the wakee enqueued when the waker's enqueue finished,
+// a wake-list drain when the IPI arrives). With epochs no longer than the
+// lookahead every such time is in the receiver's future.
+
+type opKind uint8
+
+const (
+	opWake          opKind = iota // a waker decided to wake task onto target
+	opWakePending                 // a wakeup of a task the waker saw not sleeping
+	opSetIdleCores                // sd_llc_shared->has_idle_cores = val (target: LLC id)
+	opSetNrIdleScan               // sd_llc_shared->nr_idle_scan = val (target: LLC id)
+	opPull                        // load balancing: pull tasks (balance.go)
+	opKickILB                     // nohz_balancer_kick(): kick the idle load balancer
+)
+
+// remoteOp is a posted cross-CPU change. Owned by the posting CPU until
+// the barrier.
+type remoteOp struct {
+	t        int64
+	from     int
+	seq      uint64
+	kind     opKind
+	task     *Task
+	target   int
+	flags    int
+	wakelist bool
+	recent   int // p->recent_used_cpu to set, or -1
+	val      int64
+	pull     *pullReq
+}
+
+// post queues a cross-CPU change for the barrier.
+func (rq *RQ) post(op remoteOp) {
+	op.t = rq.now
+	op.from = rq.cpu
+	rq.opSeq++
+	op.seq = rq.opSeq
+	if op.kind == opWake {
+		op.recent = rq.sisRecent
+	}
+	rq.outbox = append(rq.outbox, op)
+}
+
+// msgKind is a message a CPU receives at a time chosen at the barrier.
+type msgKind uint8
+
+const (
+	msgEnqueue msgKind = iota // a direct remote wakeup: enqueue task (the waker did the work)
+	msgDrain                  // the wake-list IPI (or a polling idle CPU noticing): sched_ttwu_pending()
+	msgResched                // resched_curr() from another CPU: the IPI arrives
+)
+
+type message struct {
+	kind  msgKind
+	task  *Task
+	flags int
+	from  int
+	ipi   bool
+}
+
+type wlEntry struct {
+	task  *Task
+	flags int
+}
+
+// deliver carries out the epoch's posted changes in canonical order.
+func (s *Sim) deliver() {
+	ops := s.opsBuf[:0]
+	for _, rq := range s.cpus {
+		ops = append(ops, rq.outbox...)
+		rq.outbox = rq.outbox[:0]
+		rq.llcWrites = rq.llcWrites[:0]
+	}
+	slices.SortFunc(ops, func(a, b remoteOp) int {
+		switch {
+		case a.t != b.t:
+			return cmp64(a.t, b.t)
+		case a.from != b.from:
+			return a.from - b.from
+		}
+		return cmp64(int64(a.seq), int64(b.seq))
+	})
+	s.ilbKicked = false
+	for i := range ops {
+		s.applyOp(&ops[i])
+	}
+	clear(ops)
+	s.opsBuf = ops[:0]
+}
+
+// applyOp carries out one posted change at the barrier.
+func (s *Sim) applyOp(op *remoteOp) {
+	switch op.kind {
+	case opWake:
+		s.claimWake(op)
+	case opWakePending:
+		s.wakePending(op)
+	case opSetIdleCores:
+		s.llcSnap[op.target].hasIdleCores = op.val != 0
+	case opSetNrIdleScan:
+		s.llcSnap[op.target].nrIdleScan = int(op.val)
+	case opPull:
+		s.doPull(op)
+	case opKickILB:
+		s.kickILB(op)
+	}
+}
+
+// kickILB is fair.c: kick_ilb(): the first tickless idle CPU runs the idle
+// load balance, reached by an IPI (at most one per barrier).
+func (s *Sim) kickILB(op *remoteOp) {
+	if s.ilbKicked {
+		return
+	}
+	for _, rq := range s.cpus {
+		if rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending() {
+			s.ilbKicked = true
+			kicker := s.cpus[op.from]
+			kicker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
+			kicker.Stats.IPIsSent++
+			kicker.Stats.ILBKicks++
+			rq.Stats.IPIsReceived++
+			s.nohzIdleBalance(rq)
+			return
+		}
+	}
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// claimWake carries out a waker's decision: the first waker (in canonical
+// order) of a sleeping task wins; a later one finds it awake and leaves a
+// pending wakeup, as try_to_wake_up() on a running task does.
+func (s *Sim) claimWake(op *remoteOp) {
+	p := op.task
+	if p.state != TaskSleeping {
+		if p.state != TaskDead {
+			p.wakePending++
+		}
+		return
+	}
+	waker := s.cpus[op.from]
+	p.cancelTimer()
+	p.setState(TaskWaking)
+	p.ttwuStatTask(op.target, op.from, op.flags)
+	if op.recent >= 0 {
+		p.recentUsedCPU = op.recent
+	}
+	if op.target != p.cpu {
+		s.setTaskCPUFrom(p, op.target, waker, op.t)
+	}
+	dst := s.cpus[op.target]
+	dst.markDirty(p)
+	dst.republish = true
+	if op.wakelist {
+		s.wakelistAdd(dst, waker, p, op.t, op.flags)
+		return
+	}
+	if op.t < dst.lastEvent {
+		// The target handled an event (a scheduling point) after the
+		// enqueue's time without seeing the wakee: the message is late
+		// by up to an epoch (DESIGN.md "Virtual time").
+		s.LateMsgs++
+		s.LateNS += dst.lastEvent - op.t
+	}
+	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
+}
+
+// wakePending handles a wakeup of a task the waker saw awake: if it has
+// gone to sleep since, wake it on its own CPU now; else leave a pending
+// wakeup.
+func (s *Sim) wakePending(op *remoteOp) {
+	p := op.task
+	if p.state != TaskSleeping {
+		if p.state != TaskDead {
+			p.wakePending++
+		}
+		return
+	}
+	s.claimWake(&remoteOp{t: op.t, from: op.from, seq: op.seq, kind: opWake, task: p, target: p.cpu, flags: op.flags,
+		wakelist: !s.cpusShareCache(op.from, p.cpu), recent: -1})
+}
+
+// wakelistAdd puts p on dst's wake list as of time t: it joins the batch
+// the next drain will take, or opens a new one, sending an IPI unless the
+// target idles polling (TIF_POLLING_NRFLAG: set_nr_if_polling() avoids the
+// IPI and the monitored write wakes it).
+func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
+	dst.wlBatch = append(dst.wlBatch, wlEntry{p, flags})
+	if dst.wlDrainAt > 0 {
+		return // an IPI (or poll) is on its way; this wakeup is batched
+	}
+	at := t
+	ipi := dst.curr != nil || dst.nrRunning > 0
+	switch {
+	case t < dst.wlLastDrain:
+		// The kernel would have drained it with the last batch, which
+		// this CPU already ran: drain again as soon as it can.
+		at = max(dst.now, dst.lastEvent, dst.wlLastDrain)
+		s.LateMsgs++
+		s.LateNS += dst.wlLastDrain - t
+	case ipi:
+		at = t + s.ipiDelay
+		waker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
+		waker.Stats.IPIsSent++
+	default:
+		at = t + s.pollDelay
+	}
+	dst.wlDrainAt = max(at, 1)
+	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu}})
+}
+
+// addDebt charges ns of kernel work done on another CPU's behalf (found at
+// a barrier) to this CPU's clock at its next event.
+func (rq *RQ) addDebt(sym Symbol, ns int64) {
+	rq.debt += ns
+	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: float64(ns)})
+}
+
+// handleMsg runs a message on this CPU.
+func (rq *RQ) handleMsg(m *message) {
+	switch m.kind {
+	case msgEnqueue:
+		p := m.task
+		if p.state != TaskWaking || p.cpu != rq.cpu {
+			panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
+		}
+		// The waker did this work under our lock; we only apply it.
+		rq.proxy = m.from
+		rq.lockRQ(SymTryToWakeUp)
+		rq.updateRQClock()
+		rq.ttwuDoActivate(p, m.flags)
+		rq.unlockRQ(SymTryToWakeUp)
+		rq.proxy = -1
+		rq.silent = true
+	case msgDrain:
+		if m.ipi && rq.mode != modeIdle {
+			rq.cost(hwmodel.OpIPIRecv)
+		}
+		if m.ipi {
+			rq.Stats.IPIsReceived++
+		}
+		rq.schedTTWUPending()
+	case msgResched:
+		if rq.curr != nil {
+			rq.cost(hwmodel.OpIPIRecv)
+			rq.Stats.IPIsReceived++
+		}
+		rq.needResched = true
+	}
+}
+
+// schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
+// queued wakeups under our own lock.
+func (rq *RQ) schedTTWUPending() {
+	// llist_del_all(): from here a new wakeup finds the list empty.
+	rq.wlLastDrain = rq.now
+	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))
+	rq.lockRQ(SymSchedTTWUPending)
+	rq.updateRQClock()
+	for _, e := range rq.wlBatch {
+		rq.spend(SymSchedTTWUPending, 0)
+		rq.ttwuDoActivate(e.task, e.flags)
+	}
+	clear(rq.wlBatch)
+	rq.wlBatch = rq.wlBatch[:0]
+	rq.wlDrainAt = 0
+	rq.unlockRQ(SymSchedTTWUPending)
+}

@@ -1,0 +1,189 @@
+package emu
+
+import "github.com/rqemu/rqemu/hwmodel"
+
+// The triggers of load balancing: the tick (periodic, and the NOHZ idle
+// balance kick), a CPU going idle (newidle), and the ILB itself.
+
+// jiffies is the tick count at the CPU's clock.
+func (rq *RQ) jiffies() int64 { return rq.now / rq.tun.TickNsec }
+
+// msToJiffies converts a balance interval in ms to ticks (at least 1).
+func (rq *RQ) msToJiffies(ms int64) int64 {
+	return max(1, ms*nsecPerMsec/rq.tun.TickNsec)
+}
+
+// triggerLoadBalance is fair.c: trigger_load_balance() from the tick: the
+// SCHED_SOFTIRQ's rebalance when it is due, and the NOHZ kick.
+func (rq *RQ) triggerLoadBalance() {
+	if rq.jiffies() >= rq.nextBalance {
+		idle := cpuNotIdle
+		if rq.curr == nil {
+			idle = cpuIdle
+		}
+		rq.updateBlockedAverages()
+		rq.rebalanceDomains(rq.cpu, idle)
+	}
+	rq.nohzBalancerKick()
+}
+
+// balanceInterval is fair.c: get_sd_balance_interval(), in jiffies.
+func (rq *RQ) balanceInterval(sd *Domain, busy bool) int64 {
+	iv := sd.balanceInterval
+	if busy {
+		iv *= int64(sd.BusyFactor)
+	}
+	j := rq.msToJiffies(iv)
+	// Reduce likelihood of busy balancing at higher domains racing with
+	// balancing at lower domains.
+	if busy {
+		j--
+	}
+	maxLB := int64(rq.m.HZ) * int64(rq.m.NumCPUs()) / 10 // max_load_balance_interval
+	return min(max(j, 1), maxLB)
+}
+
+// rebalanceDomains is fair.c: rebalance_domains() (sched_balance_domains())
+// for CPU cpu, run by rq (rq.cpu == cpu, or the ILB).
+func (rq *RQ) rebalanceDomains(cpu int, idle int) {
+	busy := idle != cpuIdle
+	now := rq.jiffies()
+	next := now + 60*int64(rq.m.HZ)
+	cont := true
+	for _, sd := range rq.sim.domains[cpu] {
+		if !cont {
+			break
+		}
+		iv := rq.balanceInterval(sd, busy)
+		if sd.Flags&SD_SERIALIZE != 0 {
+			// The sched_balance_running cmpxchg: a global line.
+			rq.log.Record(rq.logNow(), rq.sim.balanceRunning, hwmodel.RMW, rq.site(SymLoadBalance))
+		}
+		if now >= sd.lastBalance+iv {
+			var pulled bool
+			pulled, cont = rq.loadBalance(cpu, sd, idle)
+			if pulled {
+				busy = true // we will have work once the pull lands
+			}
+			sd.lastBalance = now
+			iv = rq.balanceInterval(sd, busy)
+		}
+		next = min(next, sd.lastBalance+iv)
+	}
+	rq.sim.cpus[cpu].nextBalance = next
+}
+
+// newidleBalance is fair.c: newidle_balance() (sched_balance_newidle()):
+// a CPU about to idle tries to pull, domain by domain, while its expected
+// idle time covers the balancing cost.
+func (rq *RQ) newidleBalance() {
+	if rq.ttwuPending() {
+		return
+	}
+	rq.idleStamp = rq.clock
+	if !rq.sim.overloaded || (len(rq.sim.domains[rq.cpu]) > 0 && rq.avgIdle < rq.sim.domains[rq.cpu][0].maxNewidleLBCost) {
+		return
+	}
+	t0 := rq.now
+	rq.updateBlockedAverages()
+	var curr int64
+	for _, sd := range rq.sim.domains[rq.cpu] {
+		if rq.avgIdle < curr+sd.maxNewidleLBCost {
+			break
+		}
+		if sd.Flags&SD_BALANCE_NEWIDLE == 0 {
+			continue
+		}
+		pulled, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
+		cost := rq.now - t0
+		sd.updateNewidleCost(cost, rq.now)
+		curr += cost
+		t0 = rq.now
+		// Stop searching for tasks to pull if we will have one.
+		if pulled || rq.nrRunning > 0 || rq.ttwuPending() {
+			break
+		}
+	}
+}
+
+// updateNewidleCost is fair.c: update_newidle_cost(): track the maximum
+// cost of a newidle balance at this level, decaying 1% per second.
+func (sd *Domain) updateNewidleCost(cost, now int64) {
+	if cost > sd.maxNewidleLBCost {
+		sd.maxNewidleLBCost = cost
+		sd.lastDecayMaxLB = now
+	} else if now > sd.lastDecayMaxLB+nsecPerSec {
+		sd.maxNewidleLBCost = sd.maxNewidleLBCost * 253 / 256
+		sd.lastDecayMaxLB = now
+	}
+}
+
+// updateAvgIdle is the avg_idle update of ttwu_do_activate(): an EWMA of
+// the idle periods, capped at twice max_idle_balance_cost.
+func (rq *RQ) updateAvgIdle() {
+	if rq.idleStamp == 0 {
+		return
+	}
+	delta := rq.clock - rq.idleStamp
+	rq.avgIdle += (delta - rq.avgIdle) / 8
+	rq.avgIdle = min(rq.avgIdle, 2*rq.tun.MigrationCost)
+	rq.idleStamp = 0
+}
+
+// nohzBalancerKick is fair.c: nohz_balancer_kick() from a busy CPU's
+// tick: if there are tickless idle CPUs and this CPU has tasks to spare
+// (two runnable, or a busy LLC), kick the idle load balancer.
+func (rq *RQ) nohzBalancerKick() {
+	sim := rq.sim
+	if rq.jiffies() < sim.nohzNextBalance || sim.nohzIdle == 0 {
+		return
+	}
+	kick := rq.nrRunning >= 2
+	if !kick {
+		// nr_busy_cpus of this LLC > 1.
+		llc := &sim.llc[rq.cpu]
+		if llc.shared.NrBusy(rq.log, rq.now, rq.site(SymSchedTick)) > 1 || sim.llcBusy[llc.id] > 1 {
+			kick = true
+		}
+	}
+	if kick {
+		rq.post(remoteOp{kind: opKickILB})
+	}
+}
+
+// nohzIdleBalance is fair.c: nohz_idle_balance() run at the barrier on the
+// ILB CPU: rebalance every tickless idle CPU whose balance is due, on its
+// behalf.
+func (s *Sim) nohzIdleBalance(ilb *RQ) {
+	ilb.advance(s.epochEnd)
+	ilb.inBarrier = true
+	ilb.addDebt(SymIPIHandler, s.m.Cost(hwmodel.OpIPIRecv))
+	next := int64(-1)
+	for _, rq := range s.cpus {
+		if rq.curr != nil || rq.nrRunning > 0 {
+			continue
+		}
+		rq.advance(s.epochEnd)
+		if rq.jiffies() >= rq.nextBalance {
+			ilb.updateBlockedAveragesFor(rq)
+			ilb.rebalanceDomains(rq.cpu, cpuIdle)
+		}
+		if next < 0 || rq.nextBalance < next {
+			next = rq.nextBalance
+		}
+	}
+	ilb.inBarrier = false
+	if next >= 0 {
+		s.nohzNextBalance = next
+	}
+}
+
+// updateBlockedAveragesFor decays another (idle) CPU's blocked load, as
+// the ILB does with NOHZ_STATS_KICK; the work is charged to the ILB.
+func (ilb *RQ) updateBlockedAveragesFor(rq *RQ) {
+	if rq != ilb {
+		rq.proxy = ilb.cpu
+		defer func() { rq.proxy = -1 }()
+	}
+	rq.updateBlockedAverages()
+}

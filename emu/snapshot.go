@@ -1,0 +1,130 @@
+package emu
+
+// What other CPUs see of a CPU, an LLC or a task between barriers.
+//
+// The kernel reads remote runqueues racily (idle_cpu() in
+// select_idle_sibling(), cpu_load() in wake_affine_weight(), the
+// statistics pass of load balancing) and reads a wakee's fields under its
+// pi_lock. The emulator answers those reads from values published at the
+// last barrier (plus the reading CPU's own writes), so a decision never
+// depends on how far the other CPUs' goroutines have got. The physical
+// line is still read and logged, so the traffic is priced.
+
+// cpuSnap is one CPU as published at the last barrier. Written only by
+// the barrier.
+type cpuSnap struct {
+	idle        bool // available_idle_cpu(): curr is idle, nothing queued, no ttwu pending
+	nrRunning   int
+	hNrRunning  int
+	load        uint64 // cfs.avg.load_avg (cpu_load())
+	util        uint64 // cfs.avg.util_avg (cpu_util_cfs())
+	runnable    uint64 // cfs.avg.runnable_avg
+	ttwuPending bool
+}
+
+// llcSnap is an LLC's sd_llc_shared as published at the last barrier.
+type llcSnap struct {
+	hasIdleCores bool
+	nrIdleScan   int
+}
+
+// taskSnap is what a remote waker reads of a task. Written only by the
+// barrier, for tasks whose owner marked them dirty.
+type taskSnap struct {
+	state         TaskState
+	cpu           int
+	wakeeFlips    uint
+	hLoad         uint64 // task_h_load()
+	util          uint64
+	recentUsedCPU int
+}
+
+// publish refreshes the snapshots at a barrier: every CPU (cheap), and the
+// tasks marked dirty since the last one.
+func (s *Sim) publish() {
+	defer s.publishGlobal()
+	for i, rq := range s.cpus {
+		if !rq.republish {
+			continue
+		}
+		rq.republish = false
+		s.snap[i] = cpuSnap{
+			idle:        rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending(),
+			nrRunning:   rq.nrRunning,
+			hNrRunning:  rq.cfs.hNrRunning,
+			load:        rq.cfs.avg.LoadAvg,
+			util:        rq.cfs.avg.UtilAvg,
+			runnable:    rq.cfs.avg.RunnableAvg,
+			ttwuPending: rq.ttwuPending(),
+		}
+		for _, t := range rq.dirty {
+			t.pub = taskSnap{
+				state: t.state, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+				hLoad: s.cpus[t.cpu].taskHLoad(t), util: t.se.Avg.UtilAvg,
+				recentUsedCPU: t.recentUsedCPU,
+			}
+			t.isDirty = false
+		}
+		rq.dirty = rq.dirty[:0]
+	}
+}
+
+// publishGlobal recomputes the machine-wide values from the snapshots:
+// rd->overload (some CPU has two runnable tasks), the tickless idle CPUs,
+// and each LLC's nr_busy_cpus.
+func (s *Sim) publishGlobal() {
+	s.overloaded = false
+	s.nohzIdle = 0
+	clear(s.llcBusy)
+	for i := range s.snap {
+		v := &s.snap[i]
+		if v.nrRunning >= 2 {
+			s.overloaded = true
+		}
+		if v.idle {
+			s.nohzIdle++
+		} else {
+			s.llcBusy[s.llc[i].id]++
+		}
+	}
+}
+
+// markDirty queues t for republication at the next barrier. Called by
+// the task's owner whenever something a remote waker reads changes.
+func (rq *RQ) markDirty(t *Task) {
+	if !t.isDirty {
+		t.isDirty = true
+		rq.dirty = append(rq.dirty, t)
+	}
+}
+
+// ttwuPending is rq->ttwu_pending in the model: a wake-list batch is open.
+func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
+
+// snapCPU is what this CPU sees of CPU c: itself exactly, others as
+// published. Code the barrier runs on a CPU's behalf (NOHZ idle
+// balancing) sees every CPU exactly: nothing else is running then.
+func (rq *RQ) snapCPU(c int) cpuSnap {
+	if c == rq.cpu || rq.inBarrier {
+		o := rq.sim.cpus[c]
+		return cpuSnap{
+			idle:       o.curr == nil && o.nrRunning == 0 && !o.ttwuPending(),
+			nrRunning:  o.nrRunning,
+			hNrRunning: o.cfs.hNrRunning,
+			load:       o.cfs.avg.LoadAvg, util: o.cfs.avg.UtilAvg, runnable: o.cfs.avg.RunnableAvg,
+			ttwuPending: o.ttwuPending(),
+		}
+	}
+	return rq.sim.snap[c]
+}
+
+// taskView is what this CPU sees of task t: exact if it owns it, else the
+// published snapshot. A task's CPU (its owner) changes only at barriers,
+// so reading t.cpu during an epoch is safe.
+func (rq *RQ) taskView(t *Task) taskSnap {
+	if t.cpu == rq.cpu {
+		return taskSnap{state: t.state, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+			hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+	}
+	return t.pub
+}

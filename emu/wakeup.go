@@ -1,0 +1,544 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// The wakeup path, run by the waking CPU (core.c: try_to_wake_up(),
+// fair.c: select_task_rq_fair() and its helpers). The waker decides with
+// what it can see (its own state exactly, other CPUs and a remote wakee
+// as published at the last barrier), does its physical part at once (the
+// remote rq lock, or the wake-list push), and posts the state change; the
+// barrier claims the wakee in canonical order and hands it to the target
+// CPU, which enqueues it at the time the kernel would.
+
+// tryToWakeUp is core.c: try_to_wake_up() on this CPU. A task that is not
+// sleeping (running, or runnable and about to block) has the wakeup
+// remembered, and its next Block returns at once: the condition check
+// after prepare_to_wait() that makes the kernel's sleep race-free.
+func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
+	rq.cost(hwmodel.OpTTWU)
+	v := rq.taskView(p)
+	owned := p.cpu == rq.cpu
+	if v.state != TaskSleeping {
+		switch {
+		case !owned:
+			rq.post(remoteOp{kind: opWakePending, task: p, flags: wakeFlags})
+		case p.state != TaskDead:
+			p.wakePending++
+		}
+		return false
+	}
+	prev := v.cpu
+	rq.sisRecent = -1
+	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
+	if cpu != prev {
+		wakeFlags |= wfMigrated
+	}
+	rq.ttwuStatRQ(cpu)
+	if owned && cpu == rq.cpu {
+		// The wakee sleeps here and wakes here: all of it is ours.
+		rq.ttwuStatTask(p, cpu, wakeFlags)
+		if rq.sisRecent >= 0 {
+			p.recentUsedCPU = rq.sisRecent
+		}
+		p.cancelTimer()
+		p.setState(TaskWaking)
+		rq.lockRQ(SymTryToWakeUp)
+		rq.updateRQClock()
+		rq.ttwuDoActivate(p, wakeFlags)
+		rq.unlockRQ(SymTryToWakeUp)
+		return true
+	}
+	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags}
+	target := rq.sim.cpus[cpu]
+	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
+		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
+		// llist_add() onto the target's call_single_queue.
+		target.wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
+		rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
+		op.wakelist = true
+		rq.Stats.WakelistWakeups++
+	} else {
+		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
+		// waker does the enqueue under the target's lock. Its work is
+		// charged here at the base costs of the path; the target
+		// applies the state change at the time the waker finished.
+		if cpu != rq.cpu {
+			target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+			rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
+			rq.Stats.RemoteLockAcq++
+		}
+		rq.cost(hwmodel.OpEnqueue)
+		for d := p.group.depth; d >= 0; d-- {
+			rq.cost(hwmodel.OpUpdateCurr)
+			rq.cost(hwmodel.OpUpdateLoadAvg)
+			if d > 0 {
+				rq.cost(hwmodel.OpCfsGroup)
+			}
+		}
+		if cpu != rq.cpu {
+			target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+			rq.Stats.DirectWakeups++
+		}
+	}
+	rq.post(op)
+	return true
+}
+
+// ttwuQueueCond is core.c: ttwu_queue_cond() (v6.0-6.12), with Mathieu
+// Desnoyers' TTWU_QUEUE_L2 variant keying the first test on the L2.
+func (rq *RQ) ttwuQueueCond(p *Task, cpu int) bool {
+	if !p.allowedOn(cpu) {
+		return false
+	}
+	// If the CPU does not share cache, then queue the task on the remote
+	// rq's wake list to avoid accessing remote data.
+	share := rq.sim.cpusShareCache(rq.cpu, cpu)
+	if rq.feat.Has(TTWU_QUEUE_L2) {
+		share = rq.sim.cpusShareL2(rq.cpu, cpu)
+	}
+	if !share {
+		return true
+	}
+	if cpu == rq.cpu {
+		return false
+	}
+	// If the wakee CPU is idle, offload the activation to it.
+	return rq.readNrRunning(cpu, SymTryToWakeUp) == 0
+}
+
+// ttwuStatRQ is the waker's half of core.c: ttwu_stat().
+func (rq *RQ) ttwuStatRQ(cpu int) {
+	rq.Stats.TTWUCount++
+	if cpu == rq.cpu {
+		rq.Stats.TTWULocal++
+		return
+	}
+	for _, d := range rq.sim.domains[rq.cpu] {
+		if d.Contains(cpu) {
+			d.Stats.TTWUWakeRemote++
+			break
+		}
+	}
+}
+
+// ttwuStatTask is the wakee's half of ttwu_stat() (done by the wakee's
+// owner, or at the barrier).
+func (p *Task) ttwuStatTask(cpu, waker, wakeFlags int) {
+	p.Stats.NrWakeups++
+	if cpu == waker {
+		p.Stats.NrWakeupsLoc++
+	} else {
+		p.Stats.NrWakeupsRem++
+	}
+	if wakeFlags&wfMigrated != 0 {
+		p.Stats.NrWakeupsMig++
+	}
+	if wakeFlags&wfSync != 0 {
+		p.Stats.NrWakeupsSync++
+	}
+}
+
+func (rq *RQ) ttwuStatTask(p *Task, cpu, wakeFlags int) { p.ttwuStatTask(cpu, rq.cpu, wakeFlags) }
+
+// cancelTimer cancels an armed sleep timer (the owner, or the barrier).
+func (p *Task) cancelTimer() {
+	if p.timer != nil {
+		p.timer.cancelled = true
+		p.timer = nil
+	}
+}
+
+// allowedOn reports whether cpu is in p->cpus_ptr. The affinity changes
+// only at barriers, so any CPU may read it.
+func (p *Task) allowedOn(cpu int) bool {
+	return p.affinity == nil || p.affinity[cpu]
+}
+
+// --- select_task_rq_fair() ---
+
+// selectTaskRQ is core.c: select_task_rq() for the fair class: the
+// fair choice, or a fallback if it is not allowed.
+func (rq *RQ) selectTaskRQ(p *Task, v taskSnap, prev, wakeFlags int) int {
+	cpu := rq.selectTaskRQFair(p, v, prev, wakeFlags)
+	if !p.allowedOn(cpu) {
+		for c := range rq.sim.cpus {
+			if p.allowedOn(c) {
+				return c
+			}
+		}
+	}
+	return cpu
+}
+
+// selectTaskRQFair is fair.c: select_task_rq_fair() for a wakeup
+// (WF_TTWU: SD_BALANCE_WAKE is never set, so always the fast path).
+func (rq *RQ) selectTaskRQFair(p *Task, v taskSnap, prev, wakeFlags int) int {
+	rq.cost(hwmodel.OpSelectRQ)
+	cpu := rq.cpu
+	newCPU := prev
+	sync := wakeFlags&wfSync != 0
+	rq.recordWakee(p)
+	wantAffine := !rq.wakeWide(v) && p.allowedOn(cpu)
+	for _, d := range rq.sim.domains[cpu] {
+		// If both 'cpu' and 'prev_cpu' are part of this domain, cpu is
+		// a valid SD_WAKE_AFFINE target.
+		if wantAffine && d.Flags&SD_WAKE_AFFINE != 0 && d.Contains(prev) {
+			if cpu != prev {
+				newCPU = rq.wakeAffine(d, p, v, cpu, prev, sync)
+			}
+			break
+		}
+		if !wantAffine {
+			break
+		}
+	}
+	return rq.selectIdleSibling(p, v, prev, newCPU)
+}
+
+// recordWakee is fair.c: record_wakee() on current (the waker task; a
+// wakeup from interrupt context on an idle CPU has no current to record).
+func (rq *RQ) recordWakee(p *Task) {
+	cur := rq.curr
+	if cur == nil {
+		return
+	}
+	// Only decay a single time; tasks that have less then 1 wakeup per
+	// jiffy will not have built up many flips.
+	if rq.now > cur.wakeeFlipDecayTS+nsecPerSec {
+		cur.wakeeFlips >>= 1
+		cur.wakeeFlipDecayTS = rq.now
+	}
+	if cur.lastWakee != p {
+		cur.lastWakee = p
+		cur.wakeeFlips++
+		rq.markDirty(cur)
+	}
+}
+
+// wakeWide is fair.c: wake_wide().
+func (rq *RQ) wakeWide(v taskSnap) bool {
+	if rq.curr == nil {
+		return false
+	}
+	master, slave := rq.curr.wakeeFlips, v.wakeeFlips
+	factor := uint(rq.sim.llc[rq.cpu].size)
+	if master < slave {
+		master, slave = slave, master
+	}
+	return !(slave < factor || master < slave*factor)
+}
+
+// wakeAffine is fair.c: wake_affine().
+func (rq *RQ) wakeAffine(d *Domain, p *Task, v taskSnap, this, prev int, sync bool) int {
+	target := -1
+	if rq.feat.Has(WA_IDLE) {
+		target = rq.wakeAffineIdle(this, prev, sync)
+	}
+	if rq.feat.Has(WA_WEIGHT) && target < 0 {
+		target = rq.wakeAffineWeight(d, p, v, this, prev, sync)
+	}
+	if target != this {
+		return prev
+	}
+	d.Stats.TTWUMoveAffine++
+	return target
+}
+
+// wakeAffineIdle is fair.c: wake_affine_idle().
+func (rq *RQ) wakeAffineIdle(this, prev int, sync bool) int {
+	// If this_cpu is idle, it implies the wakeup is from interrupt
+	// context. Only allow the move if cache is shared.
+	if rq.idleCPU(this, SymSelectTaskRQFair) && rq.sim.cpusShareCache(this, prev) {
+		if rq.idleCPU(prev, SymSelectTaskRQFair) {
+			return prev
+		}
+		return this
+	}
+	if sync && rq.nrRunning == 1 {
+		return this
+	}
+	if rq.idleCPU(prev, SymSelectTaskRQFair) {
+		return prev
+	}
+	return -1
+}
+
+// wakeAffineWeight is fair.c: wake_affine_weight().
+func (rq *RQ) wakeAffineWeight(d *Domain, p *Task, v taskSnap, this, prev int, sync bool) int {
+	thisEff := int64(rq.readLoad(this, SymSelectTaskRQFair))
+	if sync && rq.curr != nil {
+		cur := int64(rq.taskHLoad(rq.curr))
+		if cur > thisEff {
+			return this
+		}
+		thisEff -= cur
+	}
+	taskLoad := int64(v.hLoad)
+	thisEff += taskLoad
+	if rq.feat.Has(WA_BIAS) {
+		thisEff *= 100
+	}
+	thisEff *= 1024 // capacity_of(prev)
+	prevEff := int64(rq.readLoad(prev, SymSelectTaskRQFair))
+	prevEff -= taskLoad
+	if rq.feat.Has(WA_BIAS) {
+		prevEff *= int64(100 + (d.ImbalancePct-100)/2)
+	}
+	prevEff *= 1024 // capacity_of(this)
+	if sync {
+		prevEff++
+	}
+	if thisEff < prevEff {
+		return this
+	}
+	return -1
+}
+
+// selectIdleSibling is fair.c: select_idle_sibling() (v6.6, no
+// asymmetric capacity, no cluster scheduling on the target machines).
+func (rq *RQ) selectIdleSibling(p *Task, v taskSnap, prev, target int) int {
+	sim := rq.sim
+	if rq.idleCPU(target, SymSelectIdleSibling) {
+		return target
+	}
+	// If the previous CPU is cache affine and idle, don't be stupid.
+	if prev != target && sim.cpusShareCache(prev, target) && rq.idleCPU(prev, SymSelectIdleSibling) {
+		return prev
+	}
+	// Check a recently used CPU as a potential idle candidate.
+	recent := v.recentUsedCPU
+	rq.sisRecent = prev // p->recent_used_cpu = prev, applied by the wakee's owner
+	if recent >= 0 && recent != prev && recent != target && sim.cpusShareCache(recent, target) &&
+		p.allowedOn(recent) && rq.idleCPU(recent, SymSelectIdleSibling) {
+		return recent
+	}
+	llc := sim.llc[target]
+	if llc.sd == nil {
+		return target
+	}
+	hasIdleCore := false
+	if sim.smtActive {
+		hasIdleCore = rq.testIdleCores(target)
+		if !hasIdleCore && sim.cpusShareCache(prev, target) {
+			if i := rq.selectIdleSMT(p, llc.sd, prev); i >= 0 {
+				return i
+			}
+		}
+	}
+	if i := rq.selectIdleCPU(p, llc.sd, hasIdleCore, target); i >= 0 {
+		return i
+	}
+	return target
+}
+
+// selectIdleSMT is fair.c: select_idle_smt().
+func (rq *RQ) selectIdleSMT(p *Task, sd *Domain, target int) int {
+	for _, c := range rq.m.SMTSiblings(target) {
+		if c == target {
+			continue
+		}
+		if sd.Contains(c) && p.allowedOn(c) && rq.idleCPU(c, SymSelectIdleSibling) {
+			return c
+		}
+	}
+	return -1
+}
+
+// selectIdleCPU is fair.c: select_idle_cpu(), with SIS_UTIL's
+// nr_idle_scan bound.
+func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) int {
+	nr := int(^uint(0) >> 1)
+	if rq.feat.Has(SIS_UTIL) {
+		// because !--nr is the condition to stop scan
+		nr = rq.readNrIdleScan(target) + 1
+		// overloaded LLC is unlikely to have idle cpu/core
+		if nr == 1 {
+			return -1
+		}
+	}
+	idleCPU := -1
+	span := sd.Span
+	start := 0
+	for i, c := range span {
+		if c > target {
+			start = i
+			break
+		}
+	}
+	skip := map[int]bool{}
+	for k := 0; k < len(span); k++ {
+		c := span[(start+k)%len(span)]
+		if !p.allowedOn(c) || skip[c] {
+			continue
+		}
+		if hasIdleCore {
+			if i := rq.selectIdleCore(p, c, &idleCPU, skip); i >= 0 {
+				return i
+			}
+		} else {
+			nr--
+			if nr == 0 {
+				return -1
+			}
+			if rq.idleCPU(c, SymSelectIdleSibling) {
+				idleCPU = c
+				break
+			}
+		}
+	}
+	if hasIdleCore {
+		rq.setIdleCores(target, false)
+	}
+	return idleCPU
+}
+
+// selectIdleCore is fair.c: select_idle_core(): the whole core must be
+// idle; remember an idle CPU as a fallback; skip the core's other CPUs.
+func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip map[int]bool) int {
+	idle := true
+	for _, c := range rq.m.SMTSiblings(core) {
+		if !rq.idleCPU(c, SymSelectIdleSibling) {
+			idle = false
+			if *idleCPU == -1 {
+				continue
+			}
+			break
+		}
+		if *idleCPU == -1 && p.allowedOn(c) {
+			*idleCPU = c
+		}
+	}
+	if idle {
+		return core
+	}
+	for _, c := range rq.m.SMTSiblings(core) {
+		skip[c] = true
+	}
+	return -1
+}
+
+// --- remote reads: priced on the line, answered from the snapshot ---
+
+// idleCPU is core.c: available_idle_cpu() of cpu as this CPU sees it:
+// reads of its rq->curr, nr_running and ttwu_pending lines.
+func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
+	if cpu != rq.cpu {
+		rq.cost(hwmodel.OpSISProbe)
+		o := rq.sim.cpus[cpu]
+		site := rq.site(sym)
+		rq.log.Record(rq.now, o.currLine, hwmodel.Read, site)
+		o.lock.NrRunning(rq.log, rq.now, site)
+		o.wake.Pending(rq.log, rq.now, site)
+	}
+	return rq.snapCPU(cpu).idle
+}
+
+// readNrRunning reads cpu's rq->nr_running.
+func (rq *RQ) readNrRunning(cpu int, sym Symbol) int {
+	if cpu != rq.cpu {
+		rq.sim.cpus[cpu].lock.NrRunning(rq.log, rq.now, rq.site(sym))
+	}
+	return rq.snapCPU(cpu).nrRunning
+}
+
+// readLoad is fair.c: cpu_load(): the rq's cfs.avg.load_avg.
+func (rq *RQ) readLoad(cpu int, sym Symbol) uint64 {
+	if cpu != rq.cpu {
+		rq.log.Record(rq.now, rq.sim.cpus[cpu].avgLine, hwmodel.Read, rq.site(sym))
+	}
+	return rq.snapCPU(cpu).load
+}
+
+// testIdleCores is fair.c: test_idle_cores().
+func (rq *RQ) testIdleCores(cpu int) bool {
+	llc := &rq.sim.llc[cpu]
+	llc.shared.HasIdleCores(rq.log, rq.now, rq.site(SymSelectIdleSibling))
+	if v, ok := rq.llcWrite(llc.id); ok {
+		return v
+	}
+	return rq.sim.llcSnap[llc.id].hasIdleCores
+}
+
+// setIdleCores is fair.c: set_idle_cores(): a write to the LLC's shared
+// line, applied to the model at the barrier (last writer in time wins).
+func (rq *RQ) setIdleCores(cpu int, v bool) {
+	llc := &rq.sim.llc[cpu]
+	llc.shared.SetHasIdleCores(rq.log, rq.now, rq.site(SymSelectIdleSibling), v)
+	rq.setLLCWrite(llc.id, v)
+	var x int64
+	if v {
+		x = 1
+	}
+	rq.post(remoteOp{kind: opSetIdleCores, target: llc.id, val: x})
+}
+
+// readNrIdleScan reads sd_llc_shared->nr_idle_scan.
+func (rq *RQ) readNrIdleScan(cpu int) int {
+	llc := &rq.sim.llc[cpu]
+	llc.shared.NrIdleScan(rq.log, rq.now, rq.site(SymSelectIdleSibling))
+	return rq.sim.llcSnap[llc.id].nrIdleScan
+}
+
+func (rq *RQ) llcWrite(id int) (bool, bool) {
+	for _, w := range rq.llcWrites {
+		if w.id == id {
+			return w.v, true
+		}
+	}
+	return false, false
+}
+
+func (rq *RQ) setLLCWrite(id int, v bool) {
+	for i := range rq.llcWrites {
+		if rq.llcWrites[i].id == id {
+			rq.llcWrites[i].v = v
+			return
+		}
+	}
+	rq.llcWrites = append(rq.llcWrites, llcWrite{id, v})
+}
+
+type llcWrite struct {
+	id int
+	v  bool
+}
+
+// updateIdleCore is fair.c: __update_idle_core() on idle entry: if every
+// SMT sibling is idle too, the LLC has an idle core.
+func (rq *RQ) updateIdleCore() {
+	if !rq.sim.smtActive {
+		return
+	}
+	if rq.testIdleCores(rq.cpu) {
+		return
+	}
+	for _, c := range rq.m.SMTSiblings(rq.cpu) {
+		if c != rq.cpu && !rq.idleCPU(c, SymSchedule) {
+			return
+		}
+	}
+	rq.setIdleCores(rq.cpu, true)
+}
+
+// taskHLoad is fair.c: task_h_load(): the task's load as seen at the
+// root, through its group's share (update_cfs_rq_h_load()). Computed on
+// the task's own CPU.
+func (rq *RQ) taskHLoad(p *Task) uint64 {
+	cfs := p.se.cfsRq
+	return p.se.Avg.LoadAvg * rq.cfsRqHLoad(cfs) / (cfs.avg.LoadAvg + 1)
+}
+
+// cfsRqHLoad is cfs_rq->h_load: the root's load_avg scaled down the
+// hierarchy by each group entity's share of its parent's load.
+func (rq *RQ) cfsRqHLoad(cfs *CfsRq) uint64 {
+	if cfs.isRoot() {
+		return cfs.avg.LoadAvg
+	}
+	se := cfs.tg.se[rq.cpu]
+	parent := se.cfsRq
+	return rq.cfsRqHLoad(parent) * se.Avg.LoadAvg / (parent.avg.LoadAvg + 1)
+}
