@@ -79,6 +79,7 @@ type RQ struct {
 	// EWMA of idle periods and when the current one began (avg_idle,
 	// idle_stamp).
 	nextBalance int64
+	exited      int // tasks that exited on this CPU
 	avgIdle     int64
 	idleStamp   int64
 	// inBarrier: the barrier is running code on this CPU's behalf (NOHZ
@@ -339,7 +340,7 @@ func (rq *RQ) handle(e *event) {
 	case evTimer:
 		// hrtimer_wakeup() in interrupt context on this CPU.
 		e.tm.cancelled = true
-		rq.tryToWakeUp(e.tm.task, 0)
+		rq.tryToWakeUp(e.tm.task, nil, rq.now, 0)
 	case evMsg:
 		rq.handleMsg(e.msg)
 	}

@@ -19,8 +19,14 @@ import (
 // touches only its own state, the real shared objects (whose values no
 // decision reads) and the snapshots, so the two drivers give the same
 // bytes; TestDriversAgree proves it on every preset.
-func (s *Sim) Run(until int64) {
+func (s *Sim) Run(until int64) { s.RunUntil(until, nil) }
+
+// RunUntil is Run that also stops at the first barrier where done reports
+// true (called only at barriers, by the engine's goroutine), and reports
+// whether it stopped that way. The clock then stands at that barrier.
+func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	var w *workers
+	stopped := false
 	if s.cfg.Driver == "parallel" {
 		w = s.startWorkers()
 		defer w.stop()
@@ -50,11 +56,27 @@ func (s *Sim) Run(until int64) {
 			}
 		}
 		s.barrier()
+		if done != nil && done() {
+			until = s.epochEnd
+			stopped = true
+			break
+		}
 	}
 	for _, rq := range s.cpus {
 		rq.advance(until)
 	}
 	s.now = until
+	return stopped
+}
+
+// Live is the number of tasks that have not exited (read it between runs
+// or from a RunUntil condition).
+func (s *Sim) Live() int {
+	n := len(s.tasks)
+	for _, rq := range s.cpus {
+		n -= rq.exited
+	}
+	return n
 }
 
 // workers is the parallel driver's goroutines for one Run.

@@ -90,7 +90,7 @@ func TestWakeupPlacedByLag(t *testing.T) {
 		// Wake it by hand now, as its timer would, and compare.
 		lag := p.se.Vlag
 		rq.enterKernel()
-		rq.tryToWakeUp(p, 0)
+		rq.tryToWakeUp(p, nil, rq.now, 0)
 		cfs := p.se.cfsRq
 		got := int64(cfs.q.AvgVruntimeV() - p.se.Vruntime)
 		if d := got - lag; d < -1 || d > 1 {

@@ -20,7 +20,8 @@ type opKind uint8
 
 const (
 	opWake          opKind = iota // a waker decided to wake task onto target
-	opWakePending                 // a wakeup of a task the waker saw not sleeping
+	opSignal                      // a signal to a task the signaller saw not waiting on it
+	opAffinity                    // sched_setaffinity() of a task on itself
 	opSetIdleCores                // sd_llc_shared->has_idle_cores = val (target: LLC id)
 	opSetNrIdleScan               // sd_llc_shared->nr_idle_scan = val (target: LLC id)
 	opPull                        // load balancing: pull tasks (balance.go)
@@ -41,6 +42,9 @@ type remoteOp struct {
 	recent   int // p->recent_used_cpu to set, or -1
 	val      int64
 	pull     *pullReq
+	sem      *Sem  // opWake, opSignal: the semaphore (nil: a timer)
+	stamp    int64 // opWake, opSignal: the signal's stamp
+	cpus     []int // opAffinity
 }
 
 // post queues a cross-CPU change for the barrier.
@@ -107,8 +111,10 @@ func (s *Sim) applyOp(op *remoteOp) {
 	switch op.kind {
 	case opWake:
 		s.claimWake(op)
-	case opWakePending:
-		s.wakePending(op)
+	case opSignal:
+		s.applySignal(op)
+	case opAffinity:
+		s.applyAffinity(op)
 	case opSetIdleCores:
 		s.llcSnap[op.target].hasIdleCores = op.val != 0
 	case opSetNrIdleScan:
@@ -151,18 +157,19 @@ func cmp64(a, b int64) int {
 }
 
 // claimWake carries out a waker's decision: the first waker (in canonical
-// order) of a sleeping task wins; a later one finds it awake and leaves a
-// pending wakeup, as try_to_wake_up() on a running task does.
+// order) of a task sleeping on the semaphore wins; a later one finds it
+// awake and leaves its signal pending, as try_to_wake_up() on a running
+// task does.
 func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
-	if p.state != TaskSleeping {
-		if p.state != TaskDead {
-			p.wakePending++
+	if p.state != TaskSleeping || (op.sem != nil && p.waitingOn != op.sem) {
+		if p.state != TaskDead && op.sem != nil {
+			op.sem.stamps = append(op.sem.stamps, op.stamp)
 		}
 		return
 	}
 	waker := s.cpus[op.from]
-	p.cancelTimer()
+	p.wokenBy(op.sem, op.stamp)
 	p.setState(TaskWaking)
 	p.ttwuStatTask(op.target, op.from, op.flags)
 	if op.recent >= 0 {
@@ -188,19 +195,47 @@ func (s *Sim) claimWake(op *remoteOp) {
 	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
 }
 
-// wakePending handles a wakeup of a task the waker saw awake: if it has
-// gone to sleep since, wake it on its own CPU now; else leave a pending
-// wakeup.
-func (s *Sim) wakePending(op *remoteOp) {
+// applySignal handles a signal to a task the signaller saw not waiting on
+// the semaphore: if it has gone to sleep on it since, wake it on its own
+// CPU now; else leave the signal pending.
+func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
-	if p.state != TaskSleeping {
+	if p.state != TaskSleeping || p.waitingOn != op.sem {
 		if p.state != TaskDead {
-			p.wakePending++
+			op.sem.stamps = append(op.sem.stamps, op.stamp)
 		}
 		return
 	}
-	s.claimWake(&remoteOp{t: op.t, from: op.from, seq: op.seq, kind: opWake, task: p, target: p.cpu, flags: op.flags,
-		wakelist: !s.cpusShareCache(op.from, p.cpu), recent: -1})
+	c := *op
+	c.kind, c.target, c.recent = opWake, p.cpu, -1
+	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
+	s.claimWake(&c)
+}
+
+// affinityWait is what a task changing its own affinity waits on until the
+// barrier moves it.
+var affinityWait = &Sem{Name: "sched_setaffinity"}
+
+// applyAffinity is __set_cpus_allowed_ptr() for a task that called
+// sched_setaffinity() on itself: the mask changes, and the task, parked
+// since its call, resumes on its CPU if still allowed, else on the next
+// allowed CPU after it (migration_cpu_stop() moves it there).
+func (s *Sim) applyAffinity(op *remoteOp) {
+	p := op.task
+	p.affinity = make([]bool, len(s.cpus))
+	for _, c := range op.cpus {
+		p.affinity[c] = true
+	}
+	dst := p.cpu
+	for !p.affinity[dst] {
+		dst = (dst + 1) % len(s.cpus)
+	}
+	flags := 0
+	if dst != p.cpu {
+		flags = wfMigrated
+	}
+	s.claimWake(&remoteOp{t: op.t, from: op.from, seq: op.seq, kind: opWake, task: p, target: dst,
+		flags: flags, recent: -1, sem: affinityWait, stamp: op.t})
 }
 
 // wakelistAdd puts p on dst's wake list as of time t: it joins the batch

@@ -22,37 +22,57 @@ const (
 	// ActSleep sleeps NS ns (a timed sleep: an hrtimer wakes the task on
 	// the CPU it slept on).
 	ActSleep
-	// ActBlock blocks until another task wakes it (a wait queue); a
-	// wakeup that arrived earlier is consumed instead of sleeping.
-	ActBlock
-	// ActWake wakes Target (try_to_wake_up() from this CPU).
-	ActWake
+	// ActWait waits for a signal on Sem (a wait queue): a pending signal
+	// is consumed at once, else the task sleeps until one comes.
+	ActWait
+	// ActSignal signals Sem, waking its owner if it waits on it.
+	ActSignal
 	// ActYield is sched_yield().
 	ActYield
 	// ActExit ends the task.
 	ActExit
+	// ActSetAffinity is sched_setaffinity() on itself: the task moves to
+	// an allowed CPU if its current one is not (via the stopper, modeled
+	// as a block and a wakeup on the new CPU at the next barrier).
+	ActSetAffinity
 )
 
 // Action is one step of a Program. Kernel lists the kernel operations the
 // step runs first (a syscall's entry and body, e.g. OpSyscall, OpPipeWrite),
 // charged at their preset costs.
 type Action struct {
-	Op     ActionOp
-	NS     int64
-	Target *Task
-	Sync   bool // ActWake: WF_SYNC, the waker is about to sleep
-	Kernel []hwmodel.KernelOp
+	Op       ActionOp
+	NS       int64
+	Sem      *Sem
+	HasStamp bool  // ActSignal: NS is the stamp (else the signaller's clock)
+	Sync     bool  // ActSignal: WF_SYNC, the waker is about to sleep
+	CPUs     []int // ActSetAffinity
+	Kernel   []hwmodel.KernelOp
 }
 
-// Run, Sleep, Block, Wake, Yield and Exit build Actions.
+// Run, Sleep, Block, Wake, Yield, Exit and SetAffinity build Actions.
+// Block and Wake wait on and signal the task's own semaphore.
 func Run(ns int64) Action   { return Action{Op: ActRun, NS: ns} }
 func Sleep(ns int64) Action { return Action{Op: ActSleep, NS: ns} }
-func Block() Action         { return Action{Op: ActBlock} }
-func Wake(t *Task) Action   { return Action{Op: ActWake, Target: t} }
+func Block() Action         { return Action{Op: ActWait} }
+func Wake(t *Task) Action   { return Action{Op: ActSignal, Sem: t.sem} }
 func Yield() Action         { return Action{Op: ActYield} }
 func Exit() Action          { return Action{Op: ActExit} }
+
+// SetAffinity restricts the task to cpus (and moves it off a CPU that is
+// no longer allowed).
+func SetAffinity(cpus ...int) Action { return Action{Op: ActSetAffinity, CPUs: cpus} }
+
+// With runs the given kernel operations (a syscall's path) before the
+// action.
 func (a Action) With(ops ...hwmodel.KernelOp) Action {
 	a.Kernel = append(a.Kernel, ops...)
+	return a
+}
+
+// WithSync marks a signal WF_SYNC (the waker is about to sleep).
+func (a Action) WithSync() Action {
+	a.Sync = true
 	return a
 }
 
@@ -94,18 +114,42 @@ func (rq *RQ) doAction(t *Task) {
 		t.timer = &sleepTimer{task: t}
 		rq.events.push(event{t: rq.now + a.NS, kind: evTimer, tm: t.timer})
 		rq.schedule(true)
-	case ActBlock:
-		if t.wakePending > 0 {
-			t.wakePending--
+	case ActWait:
+		sem := a.Sem
+		if sem == nil {
+			sem = t.sem
+		}
+		if sem.owner != t {
+			panic(fmt.Sprintf("emu: task %v waits on %v, owned by %v", t, sem, sem.owner))
+		}
+		if len(sem.stamps) > 0 {
+			t.stamp = sem.pop()
 			return
 		}
+		t.waitingOn = sem
 		rq.schedule(true)
-	case ActWake:
+	case ActSignal:
 		flags := wfTTWU
 		if a.Sync {
 			flags |= wfSync
 		}
-		rq.tryToWakeUp(a.Target, flags)
+		stamp := rq.now
+		if a.HasStamp {
+			stamp = a.NS
+		}
+		rq.signal(a.Sem, stamp, flags)
+	case ActSetAffinity:
+		if len(a.CPUs) == 0 {
+			panic(fmt.Sprintf("emu: task %v: SetAffinity with no CPU", t))
+		}
+		for _, c := range a.CPUs {
+			if c < 0 || c >= len(rq.sim.cpus) {
+				panic(fmt.Sprintf("emu: task %v: SetAffinity CPU %d out of range", t, c))
+			}
+		}
+		rq.post(remoteOp{kind: opAffinity, task: t, cpus: a.CPUs})
+		t.waitingOn = affinityWait
+		rq.schedule(true)
 	case ActYield:
 		rq.Stats.YldCount++
 		rq.yieldTaskFair(t)
@@ -124,5 +168,6 @@ func (rq *RQ) exitTask(t *Task) {
 	rq.deactivateTask(t, dequeueSleep)
 	rq.unlockRQ(SymSchedule)
 	t.setState(TaskDead)
+	rq.exited++
 	rq.schedule(false)
 }

@@ -193,6 +193,9 @@ type TaskSpec struct {
 	// CPUs, when set, is the task's affinity (sched_setaffinity()): the
 	// only CPUs it may run on. CPU must be one of them.
 	CPUs []int
+	// Sems are the semaphores the task waits on (a pipe's data, its
+	// socket's receive queue), bound to it as their owner.
+	Sems []*Sem
 	// Clamp, when set, is the task's uclamp request [min, max]
 	// (sched_setattr() with SCHED_FLAG_UTIL_CLAMP); it turns the uclamp
 	// static key on.
@@ -222,6 +225,14 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,
 		recentUsedCPU: spec.CPU,
+		sim:           s,
+	}
+	t.sem = &Sem{Name: spec.Comm + ".wait", owner: t}
+	for _, sem := range spec.Sems {
+		if sem.owner != nil {
+			return nil, fmt.Errorf("task %q: %v already belongs to %v", spec.Comm, sem, sem.owner)
+		}
+		sem.owner = t
 	}
 	if spec.CPUs != nil {
 		t.affinity = make([]bool, len(s.cpus))

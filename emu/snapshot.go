@@ -32,6 +32,7 @@ type llcSnap struct {
 // barrier, for tasks whose owner marked them dirty.
 type taskSnap struct {
 	state         TaskState
+	waitingOn     *Sem
 	cpu           int
 	wakeeFlips    uint
 	hLoad         uint64 // task_h_load()
@@ -59,7 +60,7 @@ func (s *Sim) publish() {
 		}
 		for _, t := range rq.dirty {
 			t.pub = taskSnap{
-				state: t.state, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+				state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
 				hLoad: s.cpus[t.cpu].taskHLoad(t), util: t.se.Avg.UtilAvg,
 				recentUsedCPU: t.recentUsedCPU,
 			}
@@ -123,7 +124,7 @@ func (rq *RQ) snapCPU(c int) cpuSnap {
 // so reading t.cpu during an epoch is safe.
 func (rq *RQ) taskView(t *Task) taskSnap {
 	if t.cpu == rq.cpu {
-		return taskSnap{state: t.state, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+		return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
 			hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
 	}
 	return t.pub

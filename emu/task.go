@@ -72,10 +72,13 @@ type Task struct {
 	segStart  int64
 	segGen    uint64
 	inUser    bool
-	// wakePending counts wakeups that arrived while the task was not
-	// blocked; its next Block consumes one instead of sleeping (the
-	// condition check after prepare_to_wait()).
-	wakePending int
+	// waitingOn is the semaphore the task sleeps on (nil: a timed sleep,
+	// or not sleeping); stamp is the stamp of the signal it consumed
+	// last; sem is its own semaphore, what Block and Wake use.
+	waitingOn *Sem
+	stamp     int64
+	sem       *Sem
+	sim       *Sim
 	// timer is the armed sleep timer, cancelled when the task is woken
 	// some other way first.
 	timer *sleepTimer
@@ -126,6 +129,19 @@ type TaskStats struct {
 	NrPreempted   int64 // times preempted by a wakeup (involuntary, from check_preempt_wakeup)
 	SliceMax      int64 // slice_max
 }
+
+// Now is the task's CPU's clock: the current time, from the task's own
+// program.
+func (t *Task) Now() int64 { return t.sim.cpus[t.cpu].now }
+
+// Stamp is the stamp of the last signal the task consumed (Wait).
+func (t *Task) Stamp() int64 { return t.stamp }
+
+// Rand is the task's own seeded PRNG.
+func (t *Task) Rand() *rand.Rand { return t.rng }
+
+// Sem is the task's own semaphore (what Block waits on and Wake signals).
+func (t *Task) Sem() *Sem { return t.sem }
 
 // State is the task's current state.
 func (t *Task) State() TaskState { return t.state }

@@ -13,23 +13,26 @@ import (
 // barrier claims the wakee in canonical order and hands it to the target
 // CPU, which enqueues it at the time the kernel would.
 
-// tryToWakeUp is core.c: try_to_wake_up() on this CPU. A task that is not
-// sleeping (running, or runnable and about to block) has the wakeup
-// remembered, and its next Block returns at once: the condition check
-// after prepare_to_wait() that makes the kernel's sleep race-free.
-func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
-	rq.cost(hwmodel.OpTTWU)
+// tryToWakeUp is core.c: try_to_wake_up() on this CPU, for a wakeup
+// through sem (nil: a timed sleep's timer, which wakes the task whatever
+// it sleeps on). A task that is not sleeping on sem (running, runnable
+// and about to wait, or waiting on something else) gets the signal left
+// pending on sem instead: the condition check after prepare_to_wait()
+// that makes the kernel's sleep race-free; no ttwu runs then, as the
+// wait queue is empty.
+func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	v := rq.taskView(p)
 	owned := p.cpu == rq.cpu
-	if v.state != TaskSleeping {
+	if v.state != TaskSleeping || (sem != nil && v.waitingOn != sem) {
 		switch {
 		case !owned:
-			rq.post(remoteOp{kind: opWakePending, task: p, flags: wakeFlags})
-		case p.state != TaskDead:
-			p.wakePending++
+			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags})
+		case p.state != TaskDead && sem != nil:
+			sem.stamps = append(sem.stamps, stamp)
 		}
 		return false
 	}
+	rq.cost(hwmodel.OpTTWU)
 	prev := v.cpu
 	rq.sisRecent = -1
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
@@ -43,7 +46,7 @@ func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
 		if rq.sisRecent >= 0 {
 			p.recentUsedCPU = rq.sisRecent
 		}
-		p.cancelTimer()
+		p.wokenBy(sem, stamp)
 		p.setState(TaskWaking)
 		rq.lockRQ(SymTryToWakeUp)
 		rq.updateRQClock()
@@ -52,7 +55,7 @@ func (rq *RQ) tryToWakeUp(p *Task, wakeFlags int) bool {
 		return true
 	}
 	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
-	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags}
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp}
 	target := rq.sim.cpus[cpu]
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
 		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
@@ -144,8 +147,13 @@ func (p *Task) ttwuStatTask(cpu, waker, wakeFlags int) {
 
 func (rq *RQ) ttwuStatTask(p *Task, cpu, wakeFlags int) { p.ttwuStatTask(cpu, rq.cpu, wakeFlags) }
 
-// cancelTimer cancels an armed sleep timer (the owner, or the barrier).
-func (p *Task) cancelTimer() {
+// wokenBy ends the task's sleep: the signal's stamp is delivered and any
+// armed sleep timer is cancelled (by the owner, or at the barrier).
+func (p *Task) wokenBy(sem *Sem, stamp int64) {
+	if sem != nil {
+		p.stamp = stamp
+	}
+	p.waitingOn = nil
 	if p.timer != nil {
 		p.timer.cancelled = true
 		p.timer = nil

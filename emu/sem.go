@@ -1,0 +1,69 @@
+package emu
+
+import "fmt"
+
+// Sem is what a task waits on: a pipe's data or free space, a socket's
+// receive queue, a futex. It is a counting semaphore with one waiter, its
+// owner, and each signal carries a stamp (the signaller's clock, or a
+// value it chooses) that the waiter gets back, so a workload can measure
+// wakeup latency the way schbench does.
+//
+// The pending signals belong to the owner's CPU: a signal from another CPU
+// is posted and applied at the barrier (the wakee may have gone to sleep
+// meanwhile, in which case it is woken instead), so the outcome never
+// depends on how far the CPU goroutines have got.
+type Sem struct {
+	Name   string
+	owner  *Task
+	stamps []int64 // pending signals, oldest first
+}
+
+// NewSem returns a semaphore holding initial signals (stamped 0), e.g. a
+// pipe's free space in messages. Bind it to its waiter with TaskSpec.Sems.
+func NewSem(name string, initial int) *Sem {
+	s := &Sem{Name: name}
+	for i := 0; i < initial; i++ {
+		s.stamps = append(s.stamps, 0)
+	}
+	return s
+}
+
+// Owner is the task that waits on the semaphore.
+func (s *Sem) Owner() *Task { return s.owner }
+
+// Pending is the number of signals not yet consumed (read it only from the
+// owner's program, or between runs).
+func (s *Sem) Pending() int { return len(s.stamps) }
+
+func (s *Sem) String() string { return fmt.Sprintf("sem(%s)", s.Name) }
+
+func (s *Sem) pop() int64 {
+	v := s.stamps[0]
+	copy(s.stamps, s.stamps[1:])
+	s.stamps = s.stamps[:len(s.stamps)-1]
+	return v
+}
+
+// Wait blocks on sem until it has a signal, then consumes it (the task's
+// Stamp is the signal's stamp).
+func Wait(sem *Sem) Action { return Action{Op: ActWait, Sem: sem} }
+
+// Signal signals sem, waking its owner if it waits on it. The stamp is the
+// signaller's clock.
+func Signal(sem *Sem) Action { return Action{Op: ActSignal, Sem: sem} }
+
+// SignalStamp signals sem with a chosen stamp.
+func SignalStamp(sem *Sem, stamp int64) Action {
+	return Action{Op: ActSignal, Sem: sem, NS: stamp, HasStamp: true}
+}
+
+// signal is the signalling half of a wait queue wakeup (__wake_up() on a
+// queue with at most one waiter): wake the owner if it waits on sem, else
+// leave the signal pending.
+func (rq *RQ) signal(sem *Sem, stamp int64, wakeFlags int) {
+	p := sem.owner
+	if p == nil {
+		panic(fmt.Sprintf("emu: CPU %d signals %v, which has no owner (bind it with TaskSpec.Sems)", rq.cpu, sem))
+	}
+	rq.tryToWakeUp(p, sem, stamp, wakeFlags)
+}
