@@ -51,6 +51,10 @@ type RQ struct {
 	// value plus this CPU's own writes.
 	tgDelta []int64
 
+	// trace is this CPU's sched_switch/sched_wakeup records (with
+	// Sim.EnableTrace), merged in (time, CPU) order when written.
+	trace []traceRec
+
 	// debt is weave stall not yet charged to this CPU's clock, with its
 	// breakdown by symbol.
 	debt      int64
@@ -331,6 +335,10 @@ func (rq *RQ) handle(e *event) {
 	switch e.kind {
 	case evRunEnd:
 		// curr finished its compute; resume() runs its next action.
+	case evStart:
+		// A task was created here (NewTask); resume() lets the CPU
+		// pick and run it. Deferring its first action to an event lets
+		// a workload create all its tasks and semaphores first.
 	case evTick:
 		rq.tickArmed = false
 		rq.schedTick()
@@ -428,9 +436,12 @@ func (rq *RQ) schedule(block bool) {
 	if next != prev {
 		rq.Stats.NrSwitches++
 		if prev != nil {
-			if block {
+			switch {
+			case prev.state == TaskDead:
+				// do_task_dead(): exitTask dequeued it already.
+			case block:
 				prev.Stats.NrVolSwitch++
-			} else {
+			default:
 				prev.Stats.NrInvolSwitch++
 				prev.setState(TaskRunnable)
 			}
@@ -442,7 +453,7 @@ func (rq *RQ) schedule(block bool) {
 		} else {
 			rq.Stats.SchedGoidle++
 		}
-		rq.sim.traceSwitch(rq, prev, next, block)
+		rq.traceSwitch(prev, next)
 		rq.curr = next
 		rq.log.Record(rq.now, rq.currLine, hwmodel.Write, rq.site(SymSchedule))
 		if prev != nil {
@@ -505,6 +516,7 @@ func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	}
 	rq.activateTask(p, flags)
 	p.setState(TaskRunnable)
+	rq.traceWakeup(p, trWakeup)
 	rq.wakeupPreempt(p, wakeFlags)
 	rq.updateAvgIdle()
 }
@@ -545,6 +557,7 @@ func (rq *RQ) wakeUpNewTask(p *Task) {
 	rq.taskForkFair(p)
 	rq.activateTask(p, enqueueInitial)
 	p.setState(TaskRunnable)
+	rq.traceWakeup(p, trWakeupNew)
 	rq.wakeupPreempt(p, 0)
 	rq.unlockRQ(SymTryToWakeUp)
 }

@@ -2,7 +2,7 @@ package emu
 
 // evKind orders simultaneous events: a message that arrives at the same
 // instant as a tick is handled first, then timers, then the tick, then the
-// end of a run segment.
+// end of a run segment, then a new task's start.
 type evKind uint8
 
 const (
@@ -10,6 +10,7 @@ const (
 	evTimer                // a sleeping task's hrtimer
 	evTick                 // the scheduler tick
 	evRunEnd               // curr's user compute segment ends
+	evStart                // a new task's first return to user (ret_from_fork)
 )
 
 // event is one entry of a CPU's local event queue. Events are never

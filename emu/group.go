@@ -150,3 +150,14 @@ func (rq *RQ) reweightEntity(cfs *CfsRq, se *SchedEntity, weight uint64) {
 	}
 	cfs.load.InvWeight = 0
 }
+
+// Path is the group's cgroup path ("/" for the root, "/system.slice/docker").
+func (tg *TaskGroup) Path() string {
+	if tg.parent == nil {
+		return "/"
+	}
+	if tg.parent.parent == nil {
+		return "/" + tg.Name
+	}
+	return tg.parent.Path() + "/" + tg.Name
+}

@@ -81,7 +81,26 @@ type Sim struct {
 	Epochs   int64
 	LateMsgs int64
 	LateNS   int64
+
+	// onRunDelay, when set, is told each runnable wait as it ends
+	// (sched_info_arrive()), on the task's CPU's goroutine.
+	onRunDelay func(t *Task, delay int64)
+	tracer     *tracer
 }
+
+// OnRunDelay registers f to be called with every runnable wait (the time
+// from enqueue to running, what sched_info's run_delay sums) as it ends.
+// f runs on the goroutine of the task's CPU, which owns the task then: it
+// may update per-task state (a histogram per task) without locking, but
+// must not touch other tasks' state. Set it before Run.
+func (s *Sim) OnRunDelay(f func(t *Task, delay int64)) { s.onRunDelay = f }
+
+func (s *Sim) recordWait(p *Task, d int64) {
+	if s.onRunDelay != nil {
+		s.onRunDelay(p, d)
+	}
+}
+
 
 // New builds the machine's runqueues.
 func New(cfg Config) (*Sim, error) {
@@ -267,7 +286,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	s.tasks = append(s.tasks, t)
 	rq.enterKernel()
 	rq.wakeUpNewTask(t)
-	rq.resume()
+	rq.events.push(event{t: rq.now, kind: evStart})
 	rq.markDirty(t)
 	rq.republish = true
 	s.publish()
@@ -319,11 +338,11 @@ func (s *Sim) barrier() {
 		}
 	}
 	s.publish()
+	if s.tracer != nil {
+		s.tracer.sample(s, res.StallNS)
+	}
 	if s.cfg.Check {
 		s.check()
 	}
 }
 
-// Hooks for tracing and wait distributions; filled in by the engine.
-func (s *Sim) traceSwitch(rq *RQ, prev, next *Task, block bool) {}
-func (s *Sim) recordWait(p *Task, d int64)                      {}

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update, then review the diff):\n%s", path, got)
+	}
+}
+
+func machine(t testing.TB, name string) *hwmodel.Machine {
+	t.Helper()
+	m, err := hwmodel.Load(name, hwmodel.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// build parses a workload's flags for a machine, as emu run does.
+func build(topo *hwmodel.Machine, name string, args ...string) (Workload, error) {
+	spec, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	mk := spec.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, &FlagError{Flag: "flags", Msg: err.Error()}
+	}
+	return mk(topo)
+}
+
+// runW runs a workload on a preset with the serial driver and the
+// conservation checks on, and returns the result and the report.
+func runW(t testing.TB, topo, feat string, seed uint64, name string, args ...string) (*Result, string) {
+	t.Helper()
+	m := machine(t, topo)
+	w, err := build(m, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := emu.ParseFeatures(feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: seed, Driver: "serial", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete {
+		t.Fatalf("%s %v on %s did not complete", name, args, topo)
+	}
+	var b bytes.Buffer
+	if err := w.Report(&b, res.Sim); err != nil {
+		t.Fatal(err)
+	}
+	return res, b.String()
+}
+
+// metric runs a workload and returns its primary metric.
+func metric(t testing.TB, topo, feat string, name string, args ...string) float64 {
+	t.Helper()
+	res, _ := runW(t, topo, feat, 1, name, args...)
+	m := res.Workload.Metrics(res.Sim)
+	v, ok := m.Values[m.Primary]
+	if !ok {
+		t.Fatalf("%s: primary metric %q missing from %v", name, m.Primary, m.Values)
+	}
+	return v
+}

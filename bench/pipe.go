@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// perf bench sched pipe (tools/perf/bench/sched-pipe.c): two tasks pass a
+// token through a pair of pipes, loops round trips each; the result is
+// the elapsed time per round trip. Each pipe is the reader's semaphore:
+// pipe_write() wakes the reader with a sync wakeup
+// (wake_up_interruptible_sync_poll, WF_SYNC), the reader's pipe_read()
+// sleeps on it. A 4-byte token never fills the 64 KiB pipe, so the write
+// side never blocks and has no space semaphore.
+//
+// Simplified: processes and threads (-T) behave the same here (the mm
+// switch of process mode is not charged); the tasks start spread over two
+// cores as fork balancing would put them on an idle machine.
+type pipeBench struct {
+	Common
+	loops    int
+	threaded bool
+	m        *hwmodel.Machine
+	tasks    [2]*emu.Task
+	// end and exited are written by each task's CPU as it exits, read
+	// at barriers.
+	end    [2]int64
+	exited [2]bool
+}
+
+func init() {
+	Register(Spec{
+		Name: "pipe",
+		Doc:  "perf bench sched pipe: two tasks ping-pong a token through two pipes",
+		Examples: []string{
+			"emu run -topo host -workload pipe -l 100000",
+			"emu run -topo spr-2s -workload pipe -l 200000 -T -cgroup docker",
+		},
+		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
+			w := &pipeBench{}
+			AddCommon(fs, &w.Common)
+			fs.IntVar(&w.loops, "l", 100000, "number of round trips (perf's -l/--loop)")
+			fs.BoolVar(&w.threaded, "T", false, "threads instead of processes (perf's -T/--threaded)")
+			return func(m *hwmodel.Machine) (Workload, error) {
+				if w.loops <= 0 {
+					return nil, flagErr("-l", "loops must be positive, got %d", w.loops)
+				}
+				if len(m.CPUs) < 1 {
+					return nil, flagErr("-topo", "machine has no CPUs")
+				}
+				w.m = m
+				return w, nil
+			}
+		},
+	})
+}
+
+func (w *pipeBench) Setup(s *emu.Sim) error {
+	g, err := w.Group(s)
+	if err != nil {
+		return err
+	}
+	pipes := [2]*emu.Sem{emu.NewSem("pipe0", 0), emu.NewSem("pipe1", 0)}
+	kind := "process"
+	if w.threaded {
+		kind = "thread"
+	}
+	for i := range 2 {
+		n := 0 // actions issued, owned by the task's CPU
+		rd, wr := pipes[i], pipes[1-i]
+		prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+			if n == 2*w.loops {
+				w.end[i] = t.Now()
+				w.exited[i] = true
+				return emu.Exit()
+			}
+			// Task 0 writes then reads; task 1 reads then writes.
+			write := (n+i)%2 == 0
+			n++
+			if write {
+				return emu.Signal(wr).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite).WithSync()
+			}
+			return emu.Wait(rd).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+		})
+		t, err := s.NewTask(emu.TaskSpec{
+			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(w.m, i), Group: g,
+			Prog: prog, Sems: []*emu.Sem{rd},
+		})
+		if err != nil {
+			return err
+		}
+		w.tasks[i] = t
+	}
+	return nil
+}
+
+// Limit is a safety bound: a round trip slower than 1 ms of virtual time
+// means something is broken.
+func (w *pipeBench) Limit() int64 { return int64(w.loops)*1_000_000 + 1_000_000_000 }
+
+func (w *pipeBench) Done(*emu.Sim) bool { return w.exited[0] && w.exited[1] }
+
+func (w *pipeBench) elapsed() int64 { return max(w.end[0], w.end[1]) }
+
+func (w *pipeBench) Report(out io.Writer, s *emu.Sim) error {
+	kind := "processes"
+	if w.threaded {
+		kind = "threads"
+	}
+	ns := w.elapsed()
+	usecsOp := float64(ns) / 1e3 / float64(w.loops)
+	_, err := fmt.Fprintf(out, "# Running 'sched/pipe' benchmark:\n# Executed %d pipe operations between two %s\n\n%s\n\n %14f usecs/op\n %14d ops/sec\n",
+		w.loops, kind, totalTime(ns), usecsOp, int64(float64(w.loops)*1e9/float64(max(ns, 1))))
+	return err
+}
+
+func (w *pipeBench) Metrics(*emu.Sim) Metrics {
+	ns := w.elapsed()
+	return Metrics{Primary: "ops_per_sec", HigherIsBetter: true, Values: map[string]float64{
+		"ops_per_sec":  float64(w.loops) * 1e9 / float64(max(ns, 1)),
+		"usecs_per_op": float64(ns) / 1e3 / float64(w.loops),
+		"total_sec":    float64(ns) / 1e9,
+	}}
+}
+
+// totalTime is perf bench's " %14s: %lu.%03lu [sec]" line.
+func totalTime(ns int64) string {
+	return fmt.Sprintf(" %14s: %d.%03d [sec]", "Total time", ns/1e9, ns%1e9/1e6)
+}

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// RunConfig is how to run a workload: the machine and kernel, the seed,
+// the engine's settings, and the hooks a command line needs.
+type RunConfig struct {
+	Machine  *hwmodel.Machine
+	Features emu.Features
+	Seed     uint64
+	Epoch    int64  // ns; 0: the machine's lookahead
+	Driver   string // "serial" or "parallel" (default)
+	Workers  int
+	Pin      bool
+	Check    bool
+	// TraceWindow > 0 traces sched_switch/sched_wakeup and samples the
+	// counters over the first TraceWindow ns of virtual time.
+	TraceWindow int64
+	// Progress, when set, is called after every chunk of virtual time
+	// with the time reached and the run's limit.
+	Progress func(now, limit int64)
+	// Stop, when it becomes readable (closed), ends the run at the next
+	// barrier; the result is then marked Interrupted.
+	Stop <-chan struct{}
+}
+
+// Chunk is the virtual time between progress calls. Chunk boundaries are
+// multiples of it, so they are the same on every run: a boundary adds a
+// barrier, and where the barriers fall is part of the determinism.
+const Chunk = 1_000_000
+
+// Result is a finished (or stopped) run.
+type Result struct {
+	Sim      *emu.Sim
+	Workload Workload
+	// Complete: the workload finished by itself (all loops done) or ran
+	// its whole duration. Interrupted: Stop ended it first.
+	Complete    bool
+	Interrupted bool
+}
+
+// Execute builds the machine, sets the workload up on it and runs it.
+func Execute(w Workload, cfg RunConfig) (*Result, error) {
+	s, err := emu.New(emu.Config{
+		Machine: cfg.Machine, Features: cfg.Features, Seed: cfg.Seed, Epoch: cfg.Epoch,
+		Check: cfg.Check, Driver: cfg.Driver, Workers: cfg.Workers, Pin: cfg.Pin,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TraceWindow > 0 {
+		s.EnableTrace(cfg.TraceWindow, 0)
+	}
+	if err := w.Setup(s); err != nil {
+		return nil, err
+	}
+	res := &Result{Sim: s, Workload: w}
+	limit := w.Limit()
+	if limit <= 0 {
+		return nil, fmt.Errorf("bench: workload has no time limit")
+	}
+	stopped := func() bool {
+		select {
+		case <-cfg.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+	done := func() bool {
+		if w.Done(s) {
+			res.Complete = true
+			return true
+		}
+		if cfg.Stop != nil && stopped() {
+			res.Interrupted = true
+			return true
+		}
+		return false
+	}
+	for s.Now() < limit {
+		end := min((s.Now()/Chunk+1)*Chunk, limit)
+		if s.RunUntil(end, done) {
+			break
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(s.Now(), limit)
+		}
+	}
+	if !res.Complete && !res.Interrupted {
+		// Ran to the limit: a duration-bound workload is complete; one
+		// that ends by itself ran out of its safety bound.
+		res.Complete = w.Done(s) || durationBound(w)
+	}
+	return res, nil
+}
+
+// DurationBound is implemented by workloads that run for a fixed time
+// (netperf -l, schbench -r) rather than until their loops are done.
+type DurationBound interface{ DurationBound() bool }
+
+func durationBound(w Workload) bool {
+	d, ok := w.(DurationBound)
+	return ok && d.DurationBound()
+}

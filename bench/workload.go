@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Workload is one benchmark run on an emulated machine: it builds its task
+// groups and tasks, says when it is finished, and reports its result the
+// way the real tool prints it.
+type Workload interface {
+	// Setup creates the workload's groups and tasks on s.
+	Setup(s *emu.Sim) error
+	// Limit is the run's virtual-time budget in ns: the tool's duration
+	// (-l, -r), or a safety bound for a workload that ends by itself.
+	Limit() int64
+	// Done reports whether the workload has finished (all loops done);
+	// called at barriers. A duration-bound workload returns false.
+	Done(s *emu.Sim) bool
+	// Report prints the result in the real tool's format, after the run.
+	Report(w io.Writer, s *emu.Sim) error
+	// Metrics are the result's numbers, for -json and compare.
+	Metrics(s *emu.Sim) Metrics
+}
+
+// Metrics is a workload's result as numbers.
+type Metrics struct {
+	// Primary names the key metric in Values (what compare reports).
+	Primary string `json:"primary"`
+	// HigherIsBetter says how to read a change of Primary.
+	HigherIsBetter bool               `json:"higher_is_better"`
+	Values         map[string]float64 `json:"values"`
+}
+
+// Spec registers a workload: its name, a line of documentation, usage
+// examples, and a constructor that declares the tool's flags on a flag set
+// and returns a function building the workload for a machine once the
+// flags are parsed. That function validates the flags against the
+// machine, and its errors name the flag and the allowed values.
+type Spec struct {
+	Name     string
+	Doc      string
+	Examples []string
+	Flags    func(fs *flag.FlagSet) func(m *hwmodel.Machine) (Workload, error)
+}
+
+var registry = map[string]Spec{}
+
+// Register adds a workload (from an init function).
+func Register(s Spec) {
+	if _, dup := registry[s.Name]; dup {
+		panic("bench: workload " + s.Name + " registered twice")
+	}
+	registry[s.Name] = s
+}
+
+// Names lists the registered workloads.
+func Names() []string {
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Lookup finds a workload by name.
+func Lookup(name string) (Spec, error) {
+	s, ok := registry[name]
+	if !ok {
+		return Spec{}, &FlagError{Flag: "-workload", Msg: fmt.Sprintf("unknown workload %q (allowed: %s)", name, strings.Join(Names(), ", "))}
+	}
+	return s, nil
+}
+
+// FlagError is bad input to a workload: the flag, and what is wrong.
+type FlagError struct {
+	Flag string
+	Msg  string
+}
+
+func (e *FlagError) Error() string { return e.Flag + ": " + e.Msg }
+
+func flagErr(flag, format string, args ...any) error {
+	return &FlagError{Flag: flag, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Common are the options every workload takes.
+type Common struct {
+	// Cgroup is the task group path the workload runs in ("" is the
+	// root; "docker" a docker-like container one level down;
+	// "system.slice/docker" two levels).
+	Cgroup string
+}
+
+// AddCommon declares the common flags.
+func AddCommon(fs *flag.FlagSet, c *Common) {
+	fs.StringVar(&c.Cgroup, "cgroup", "", "run in this cgroup path (e.g. docker, or system.slice/docker); empty: the root group")
+}
+
+// Group creates (or finds) the workload's task group on s.
+func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
+	if c.Cgroup == "" {
+		return nil, nil
+	}
+	var parent *emu.TaskGroup
+	for _, part := range strings.Split(strings.Trim(c.Cgroup, "/"), "/") {
+		if part == "" {
+			return nil, flagErr("-cgroup", "%q has an empty path element", c.Cgroup)
+		}
+		g, err := s.NewGroup(part, parent, 100)
+		if err != nil {
+			return nil, flagErr("-cgroup", "%v", err)
+		}
+		parent = g
+	}
+	return parent, nil
+}
+
+// Spread places the i-th of n tasks on a CPU, round robin over the
+// machine's CPUs in an order that fills one thread of every core first,
+// as fork balancing onto the idlest CPU roughly does (the emulator does
+// not model fork balancing: tasks start where the workload puts them).
+func Spread(m *hwmodel.Machine, i int) int {
+	order := spreadOrder(m)
+	return order[i%len(order)]
+}
+
+func spreadOrder(m *hwmodel.Machine) []int {
+	var order []int
+	maxThreads := 0
+	for _, c := range m.Cores {
+		maxThreads = max(maxThreads, len(c))
+	}
+	for th := 0; th < maxThreads; th++ {
+		for _, c := range m.Cores {
+			if th < len(c) {
+				order = append(order, c[th])
+			}
+		}
+	}
+	return order
+}
+
+// sortedCopy returns a sorted copy.
+func sortedCopy(v []int64) []int64 {
+	c := slices.Clone(v)
+	slices.Sort(c)
+	return c
+}
