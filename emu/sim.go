@@ -101,7 +101,6 @@ func (s *Sim) recordWait(p *Task, d int64) {
 	}
 }
 
-
 // New builds the machine's runqueues.
 func New(cfg Config) (*Sim, error) {
 	if cfg.Machine == nil {
@@ -345,4 +344,3 @@ func (s *Sim) barrier() {
 		s.check()
 	}
 }
-
