@@ -30,6 +30,7 @@ type pipeBench struct {
 	// at barriers.
 	end    [2]int64
 	exited [2]bool
+	trips  [2]int // round trips begun, per task
 }
 
 func init() {
@@ -81,6 +82,7 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 			// Task 0 writes then reads; task 1 reads then writes.
 			write := (n+i)%2 == 0
 			n++
+			w.trips[i] = (n + 1) / 2
 			if write {
 				return emu.Signal(wr).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite).WithSync()
 			}
@@ -104,25 +106,32 @@ func (w *pipeBench) Limit() int64 { return int64(w.loops)*1_000_000 + 1_000_000_
 
 func (w *pipeBench) Done(*emu.Sim) bool { return w.exited[0] && w.exited[1] }
 
-func (w *pipeBench) elapsed() int64 { return max(w.end[0], w.end[1]) }
+// elapsed is the run's time and the round trips it covers: all of them
+// when both tasks exited, else (an interrupted run) those begun so far.
+func (w *pipeBench) elapsed(s *emu.Sim) (ns int64, loops int) {
+	if w.Done(s) {
+		return max(w.end[0], w.end[1]), w.loops
+	}
+	return s.Now(), min(w.trips[0], w.trips[1])
+}
 
 func (w *pipeBench) Report(out io.Writer, s *emu.Sim) error {
 	kind := "processes"
 	if w.threaded {
 		kind = "threads"
 	}
-	ns := w.elapsed()
-	usecsOp := float64(ns) / 1e3 / float64(w.loops)
+	ns, loops := w.elapsed(s)
+	usecsOp := float64(ns) / 1e3 / float64(max(loops, 1))
 	_, err := fmt.Fprintf(out, "# Running 'sched/pipe' benchmark:\n# Executed %d pipe operations between two %s\n\n%s\n\n %14f usecs/op\n %14d ops/sec\n",
-		w.loops, kind, totalTime(ns), usecsOp, int64(float64(w.loops)*1e9/float64(max(ns, 1))))
+		loops, kind, totalTime(ns), usecsOp, int64(float64(loops)*1e9/float64(max(ns, 1))))
 	return err
 }
 
-func (w *pipeBench) Metrics(*emu.Sim) Metrics {
-	ns := w.elapsed()
+func (w *pipeBench) Metrics(s *emu.Sim) Metrics {
+	ns, loops := w.elapsed(s)
 	return Metrics{Primary: "ops_per_sec", HigherIsBetter: true, Values: map[string]float64{
-		"ops_per_sec":  float64(w.loops) * 1e9 / float64(max(ns, 1)),
-		"usecs_per_op": float64(ns) / 1e3 / float64(w.loops),
+		"ops_per_sec":  float64(loops) * 1e9 / float64(max(ns, 1)),
+		"usecs_per_op": float64(ns) / 1e3 / float64(max(loops, 1)),
 		"total_sec":    float64(ns) / 1e9,
 	}}
 }

@@ -40,6 +40,7 @@ type RQ struct {
 
 	events    eventQueue
 	tickArmed bool
+	handled   int64 // events handled (stale ones excluded)
 
 	log    *contention.Log
 	lock   *contention.SpinLock // rq->__lock with nr_running on its line
@@ -247,6 +248,7 @@ func (rq *RQ) step(until int64) {
 			return
 		}
 		e := rq.events.pop()
+		rq.handled++
 		rq.republish = true
 		rq.lastEvent = e.t
 		rq.advance(e.t)

@@ -46,7 +46,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		// past it) is taken in the next epoch.
 		start := max(next/s.epoch*s.epoch, s.epochEnd)
 		end := min(start+s.epoch, until)
-		s.epochEnd = end
+		s.epochStart, s.epochEnd = start, end
 
 		if w != nil {
 			w.epoch(end)
@@ -67,6 +67,17 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	}
 	s.now = until
 	return stopped
+}
+
+// EventsHandled is the number of events (ticks, timers, run-segment
+// ends, cross-CPU messages, task starts) the CPUs have handled: the unit
+// of the engine's speed.
+func (s *Sim) EventsHandled() int64 {
+	var n int64
+	for _, rq := range s.cpus {
+		n += rq.handled
+	}
+	return n
 }
 
 // Live is the number of tasks that have not exited (read it between runs

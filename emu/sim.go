@@ -68,6 +68,7 @@ type Sim struct {
 	pollDelay int64 // a polling idle CPU noticing a write (idle exit)
 
 	epochEnd        int64             // the end of the epoch being closed by the barrier
+	epochStart      int64             // and its start
 	balanceRunning  contention.LineID // sched_balance_running
 	overloaded      bool              // rd->overload, recomputed at barriers
 	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)

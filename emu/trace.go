@@ -52,6 +52,7 @@ type tracer struct {
 	next    int64 // next counter sample time
 	stall   []int64
 	samples []counterSample
+	prev    counterSample // the state at the last barrier
 }
 
 // EnableTrace turns on tracing of the first window ns of virtual time,
@@ -93,24 +94,33 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	rq.traceAppend(traceRec{t: rq.now, kind: kind, next: p, targetCPU: rq.cpu})
 }
 
-// sample records the counters at a barrier once per period.
+// sample records the counters at each multiple of the period. The state
+// changes only at events, so a period boundary in the gap before this
+// epoch (no CPU had an event there) sees the state of the last barrier,
+// and one inside this epoch sees the state at its end (at most one epoch
+// late).
 func (tr *tracer) sample(s *Sim, stall []int64) {
 	for i, st := range stall {
 		tr.stall[i] += st
 	}
-	if s.epochEnd < tr.next || s.epochEnd > tr.window {
-		return
-	}
-	tr.next = (s.epochEnd/tr.period + 1) * tr.period
-	cs := counterSample{t: s.epochEnd, nr: make([]int32, len(s.cpus)), stall: tr.stall}
+	cur := counterSample{nr: make([]int32, len(s.cpus))}
 	for i, rq := range s.cpus {
-		cs.nr[i] = int32(rq.nrRunning)
+		cur.nr[i] = int32(rq.nrRunning)
 	}
 	for _, g := range s.groups {
-		cs.loadAvgs = append(cs.loadAvgs, g.published)
+		cur.loadAvgs = append(cur.loadAvgs, g.published)
 	}
-	tr.samples = append(tr.samples, cs)
-	tr.stall = make([]int64, len(s.cpus))
+	for ; tr.next <= s.epochEnd && tr.next < tr.window; tr.next += tr.period {
+		cs := cur
+		if tr.next < s.epochStart && tr.prev.nr != nil {
+			cs = tr.prev
+		}
+		cs.t = tr.next
+		cs.stall = tr.stall
+		tr.stall = make([]int64, len(s.cpus))
+		tr.samples = append(tr.samples, cs)
+	}
+	tr.prev = cur
 }
 
 func taskPrio(p *Task) int { return 120 + p.Nice }

@@ -1,6 +1,9 @@
 // Command emu is rqemu's command line: it emulates the Linux scheduler's
 // runqueues of a big machine on a small one.
 //
+//	emu run [flags]           run a workload on an emulated machine
+//	emu compare [flags]       compare two feature sets over seeds (lkp table)
+//	emu reproduce STUDY       run a published study beside its figures
 //	emu topo NAME|FILE        print a machine (lscpu/lstopo style)
 //	emu calibrate             measure this host, compare with the host preset
 //	emu features [SET]        list the scheduler switches and kernel profiles
@@ -34,6 +37,9 @@ type command struct {
 }
 
 var commands = []command{
+	{"run", "run a workload (hackbench, netperf, schbench, ...) on an emulated machine", runRun},
+	{"compare", "base vs patched feature set over seeds: the kernel test robot's table", runCompare},
+	{"reproduce", "run a published study (tgload-udprr, host-pipe) beside its published figures", runReproduce},
 	{"topo", "print a machine: counts, cache/LLC tree, NUMA, latency by distance class", runTopo},
 	{"calibrate", "measure this host (ping-pong, hammer, pipe) against the host preset", runCalibrate},
 	{"features", "list the scheduler features and kernel profiles", runFeatures},
@@ -70,6 +76,9 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	if errors.As(err, &ue) || isInputError(err) {
 		return 2
+	}
+	if errors.Is(err, errInterrupted) {
+		return 130
 	}
 	return 1
 }

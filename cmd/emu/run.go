@@ -1,0 +1,533 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/felixge/fgprof"
+	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
+               [-workload NAME] [workload flags]
+
+Runs a workload on an emulated machine and prints its result the way the
+real tool does. Engine and workload flags may come in any order; -h after
+-workload NAME lists that workload's flags.
+
+defaults: -topo spr-2s -features v6.6-eevdf -workload hackbench (10 groups
+of 20 senders and 20 receivers, 100 loops: hackbench's own defaults).
+
+examples:
+  emu run
+  emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100% -l 0.05 -cgroup docker
+  emu run -topo epyc-9654-2s -features v6.6-eevdf,+TTWU_QUEUE_L2 -workload hackbench -g 32 -f 20 -T -p -l 200
+  emu run -topo hikey-8 -workload schbench -m 2 -t 4 -r 2 -profile -schedstat sched.txt
+  emu run -topo host -workload pipe -l 200000 -json > run.json
+  emu run -workload rtapp -f my-load.json -trace run.trace   # Perfetto: open run.trace
+
+workloads:
+%s`
+
+// engineFlags are the flags of run and compare that are not the workload's.
+type engineFlags struct {
+	topo, features, workload, calib string
+	seed                            uint64
+	epoch                           time.Duration
+	driver                          string
+	workers                         int
+	pin, check                      bool
+	progress                        bool
+}
+
+func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
+	fs.StringVar(&e.topo, "topo", "spr-2s", "machine: a preset ("+strings.Join(hwmodel.PresetNames(), ", ")+", host) or a spec FILE")
+	fs.StringVar(&e.calib, "calib", "", "calibration FILE applied to the host preset (emu calibrate -o)")
+	if withFeatures {
+		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them)")
+	}
+	fs.StringVar(&e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
+	fs.Uint64Var(&e.seed, "seed", 1, "PRNG seed: same seed and flags, same bytes out")
+	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the machine's lookahead, the exact schedule); larger is faster and approximate")
+	fs.StringVar(&e.driver, "driver", "parallel", "engine driver: parallel (goroutines step CPUs concurrently) or serial (the reference); same bytes")
+	fs.IntVar(&e.workers, "workers", 0, "parallel driver goroutines (0: one per allowed host CPU)")
+	fs.BoolVar(&e.pin, "pin", false, "pin the parallel driver's goroutines to host CPUs")
+	fs.BoolVar(&e.check, "check", false, "run the conservation checks at every barrier (slower; panics on a broken invariant)")
+	fs.BoolVar(&e.progress, "progress", true, "print a progress line on stderr for runs longer than a few seconds")
+}
+
+// runFlags are run's output flags.
+type runFlags struct {
+	engineFlags
+	json                            bool
+	schedstat, taskstats            string
+	profile                         bool
+	profileCPUs                     string
+	trace                           string
+	traceWindow                     time.Duration
+	cpuprofile, fgprofFile, memFile string
+}
+
+// workloadName finds the -workload value in args (it decides which flags
+// the rest of args may hold).
+func workloadName(args []string, def string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		for _, p := range []string{"-workload", "--workload"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v
+			}
+		}
+	}
+	return def
+}
+
+// setup is a parsed run or compare: the machine, the workload constructor
+// and the flags.
+type setup struct {
+	m    *hwmodel.Machine
+	spec bench.Spec
+	mk   func(*hwmodel.Machine) (bench.Workload, error)
+	args []string
+	// wargs are the workload's flags as given (for titles).
+	wargs []string
+}
+
+// parseWithWorkload declares the engine flags (by declare) and the
+// workload's on one flag set and parses args.
+func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *engineFlags, declare func(fs *flag.FlagSet)) (*setup, error) {
+	wname := workloadName(args, "hackbench")
+	spec, err := bench.Lookup(wname)
+	if err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	fs := newFlags(name, fmt.Sprintf(usage, workloadList()), stderr)
+	declare(fs)
+	engine := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { engine[f.Name] = true })
+	mk := spec.Flags(fs)
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	var wargs []string
+	fs.Visit(func(f *flag.Flag) {
+		if !engine[f.Name] {
+			wargs = append(wargs, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	if fs.NArg() > 0 {
+		return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, fs.Arg(0), wname, flagNames(fs))
+	}
+	if e.driver != "parallel" && e.driver != "serial" {
+		return nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", e.driver)
+	}
+	if e.epoch < 0 {
+		return nil, usagef("-epoch: must not be negative, got %v", e.epoch)
+	}
+	if e.workers < 0 {
+		return nil, usagef("-workers: must not be negative, got %d", e.workers)
+	}
+	m, err := hwmodel.Load(e.topo, hwmodel.LoadOptions{Calib: e.calib})
+	if err != nil {
+		return nil, err
+	}
+	return &setup{m: m, spec: spec, mk: mk, args: args, wargs: wargs}, nil
+}
+
+func workloadList() string {
+	var b strings.Builder
+	for _, n := range bench.Names() {
+		s, _ := bench.Lookup(n)
+		fmt.Fprintf(&b, "  %-10s %s\n", n, s.Doc)
+		for _, ex := range s.Examples {
+			fmt.Fprintf(&b, "             %s\n", ex)
+		}
+	}
+	return b.String()
+}
+
+func flagNames(fs *flag.FlagSet) string {
+	var n []string
+	fs.VisitAll(func(f *flag.Flag) { n = append(n, "-"+f.Name) })
+	return strings.Join(n, " ")
+}
+
+// workloadError turns a workload's flag error into a usage error (exit 2).
+func workloadError(err error) error {
+	var fe *bench.FlagError
+	if errors.As(err, &fe) {
+		return &usageError{msg: err.Error()}
+	}
+	return err
+}
+
+// interrupts is how run learns of Ctrl-C: a channel closed on the first
+// SIGINT, and a function that stops listening. Tests replace it.
+var interrupts = func() (<-chan struct{}, func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			close(stop)
+		case <-done:
+		}
+	}()
+	return stop, func() { signal.Stop(ch); close(done) }
+}
+
+// errInterrupted is a run stopped by Ctrl-C: its partial result was
+// printed; the exit status is 130 (128 + SIGINT).
+var errInterrupted = errors.New("interrupted: the result above covers only the time run")
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, func(fs *flag.FlagSet) {
+		f.declare(fs, true)
+		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text")
+		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat (version 16) at the end of the run to FILE")
+		fs.StringVar(&f.taskstats, "taskstats", "", "write per-task /proc/<pid>/sched counters to FILE")
+		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
+		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
+		fs.StringVar(&f.trace, "trace", "", "write an ftrace-text sched_switch/sched_wakeup trace to FILE and Chrome-JSON counters to FILE.counters.json")
+		fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
+		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
+		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
+		fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
+	})
+	if err != nil {
+		return err
+	}
+	feat, featSpec, err := emu.ParseFeatures(f.features)
+	if err != nil {
+		return &usageError{msg: "-features: " + err.Error()}
+	}
+	var cpus []int
+	if f.profileCPUs != "" {
+		if cpus, err = parseCPUList(f.profileCPUs, len(st.m.CPUs)); err != nil {
+			return usagef("-profile-cpus: %v", err)
+		}
+	}
+	w, err := st.mk(st.m)
+	if err != nil {
+		return workloadError(err)
+	}
+	stopProf, err := startProfiles(f.cpuprofile, f.fgprofFile)
+	if err != nil {
+		return err
+	}
+	stop, unlisten := interrupts()
+	defer unlisten()
+	cfg := runConfig(&f.engineFlags, st.m, feat)
+	cfg.Stop = stop
+	cfg.TraceWindow = 0
+	if f.trace != "" {
+		cfg.TraceWindow = int64(f.traceWindow)
+	}
+	host0 := time.Now()
+	var prog *progress
+	if f.progress {
+		prog = &progress{w: stderr, start: host0}
+		cfg.Progress = prog.update
+	}
+	res, err := bench.Execute(w, cfg)
+	if err := stopProf(); err != nil {
+		fmt.Fprintln(stderr, "emu: profile:", err)
+	}
+	if err != nil {
+		return workloadError(err)
+	}
+	hostSec := time.Since(host0).Seconds()
+	prog.clear()
+	s := res.Sim
+	if f.json {
+		if err := writeRunJSON(stdout, &f, featSpec, st, res, hostSec); err != nil {
+			return err
+		}
+	} else {
+		if err := w.Report(stdout, s); err != nil {
+			return err
+		}
+		if f.profile {
+			if err := s.WriteProfile(stdout, nil, fmt.Sprintf("virtual cycles of all %d CPUs, %s on %s", len(st.m.CPUs), featSpec, st.m.Name)); err != nil {
+				return err
+			}
+			for _, c := range cpus {
+				if err := s.WriteProfile(stdout, []int{c}, fmt.Sprintf("CPU %d", c)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, out := range []struct {
+		file  string
+		write func(io.Writer) error
+	}{
+		{f.schedstat, s.WriteSchedstat},
+		{f.taskstats, s.WriteTaskStats},
+		{f.trace, s.WriteFtrace},
+		{counterFile(f.trace), s.WriteChromeCounters},
+		{f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
+	} {
+		if out.file == "" {
+			continue
+		}
+		if err := writeFile(out.file, out.write); err != nil {
+			return err
+		}
+	}
+	if !res.Complete && !res.Interrupted {
+		fmt.Fprintf(stderr, "emu: warning: the workload did not finish within its %.3f s virtual-time bound\n", float64(w.Limit())/1e9)
+	}
+	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(s.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
+	if res.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+func counterFile(trace string) string {
+	if trace == "" {
+		return ""
+	}
+	return trace + ".counters.json"
+}
+
+func runConfig(e *engineFlags, m *hwmodel.Machine, feat emu.Features) bench.RunConfig {
+	return bench.RunConfig{Machine: m, Features: feat, Seed: e.seed, Epoch: int64(e.epoch), Driver: e.driver,
+		Workers: e.workers, Pin: e.pin, Check: e.check}
+}
+
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// startProfiles starts the Go CPU profile and fgprof of the emulator.
+func startProfiles(cpuFile, fgFile string) (stop func() error, err error) {
+	var stops []func() error
+	if cpuFile != "" {
+		f, err := os.Create(cpuFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() error { pprof.StopCPUProfile(); return f.Close() })
+	}
+	if fgFile != "" {
+		f, err := os.Create(fgFile)
+		if err != nil {
+			return nil, err
+		}
+		fstop := fgprof.Start(f, fgprof.FormatPprof)
+		stops = append(stops, func() error {
+			if err := fstop(); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		})
+	}
+	return func() error {
+		var first error
+		for _, s := range stops {
+			if err := s(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}, nil
+}
+
+// progress reports virtual time done, host time and an ETA on one
+// rewritten stderr line, once the run has taken more than two seconds.
+type progress struct {
+	w       io.Writer
+	start   time.Time
+	last    time.Time
+	printed bool
+}
+
+func (p *progress) update(now, limit int64) {
+	t := time.Now()
+	el := t.Sub(p.start)
+	if el < 2*time.Second || t.Sub(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = t
+	p.printed = true
+	eta := "?"
+	if now > 0 {
+		eta = (time.Duration(float64(el) * float64(limit-now) / float64(now))).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\remu: %.3f/%.3f s virtual, %s host, ETA %s (at most; loop workloads end sooner)   ",
+		float64(now)/1e9, float64(limit)/1e9, el.Round(100*time.Millisecond), eta)
+}
+
+// clear erases the progress line, if one was printed.
+func (p *progress) clear() {
+	if p != nil && p.printed {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func parseCPUList(s string, n int) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CPU number", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return nil, fmt.Errorf("%q is not a CPU range", part)
+			}
+		}
+		if a < 0 || b >= n || a > b {
+			return nil, fmt.Errorf("%q out of range [0, %d)", part, n)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// counters are a run's machine-wide numbers: the summed CPU counters,
+// per-second rates, and the run's own statistics.
+func counters(s *emu.Sim) map[string]float64 {
+	c := map[string]float64{}
+	var sum emu.RQStats
+	for cpu := range s.Machine().CPUs {
+		st := s.RQ(cpu).Stats
+		addStats(&sum, &st)
+	}
+	b, _ := json.Marshal(sum)
+	var kv map[string]float64
+	_ = json.Unmarshal(b, &kv)
+	for k, v := range kv {
+		c["sched."+k] = v
+	}
+	var mig, wakeups int64
+	for _, t := range s.Tasks() {
+		mig += t.Stats.NrMigrations
+		wakeups += t.Stats.NrWakeups
+	}
+	sec := float64(max(s.Now(), 1)) / 1e9
+	c["sched.nr_migrations"] = float64(mig)
+	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
+	c["rate.migrations_per_sec"] = float64(mig) / sec
+	c["rate.context_switches_per_sec"] = float64(sum.NrSwitches) / sec
+	c["run.virtual_sec"] = sec
+	c["run.epochs"] = float64(s.Epochs)
+	c["run.late_msgs"] = float64(s.LateMsgs)
+	return c
+}
+
+func addStats(a, b *emu.RQStats) {
+	a.YldCount += b.YldCount
+	a.SchedCount += b.SchedCount
+	a.SchedGoidle += b.SchedGoidle
+	a.TTWUCount += b.TTWUCount
+	a.TTWULocal += b.TTWULocal
+	a.RQCPUTime += b.RQCPUTime
+	a.RunDelay += b.RunDelay
+	a.Pcount += b.Pcount
+	a.NrSwitches += b.NrSwitches
+	a.Enqueues += b.Enqueues
+	a.Dequeues += b.Dequeues
+	a.CheckPreemptCount += b.CheckPreemptCount
+	a.NeedPreemptCount += b.NeedPreemptCount
+	a.TgLoadAvgWrites += b.TgLoadAvgWrites
+	a.TgLoadAvgReads += b.TgLoadAvgReads
+	a.TgRatelimitSkips += b.TgRatelimitSkips
+	a.TgThresholdSkips += b.TgThresholdSkips
+	a.StallNS += b.StallNS
+	a.WakelistWakeups += b.WakelistWakeups
+	a.DirectWakeups += b.DirectWakeups
+	a.RemoteLockAcq += b.RemoteLockAcq
+	a.IPIsSent += b.IPIsSent
+	a.IPIsReceived += b.IPIsReceived
+	a.ILBKicks += b.ILBKicks
+}
+
+func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
+	s := res.Sim
+	var report strings.Builder
+	if err := res.Workload.Report(&report, s); err != nil {
+		return err
+	}
+	id := hwmodel.CPUIDIdentity()
+	hostname, _ := os.Hostname()
+	cs := counters(s)
+	keys := make([]string, 0, len(cs))
+	for k := range cs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	prof := s.Profile(nil)
+	if len(prof) > 40 {
+		prof = prof[:40]
+	}
+	out := map[string]any{
+		"config": map[string]any{
+			"topo": st.m.Name, "cpus": len(st.m.CPUs), "features": featSpec,
+			"workload": st.spec.Name, "args": st.args, "seed": f.seed, "epoch_ns": epochNS(f.epoch, s),
+			"driver": f.driver,
+		},
+		"host": map[string]any{
+			"hostname": hostname, "vendor": id.Vendor, "model": id.Model, "arch": id.Arch,
+			"cpus": runtime.NumCPU(), "go": runtime.Version(), "os": runtime.GOOS,
+			"host_seconds": hostSec,
+		},
+		"complete":    res.Complete,
+		"interrupted": res.Interrupted,
+		"result":      res.Workload.Metrics(s),
+		"report":      report.String(),
+		"counters":    cs,
+		"profile":     prof,
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func epochNS(e time.Duration, s *emu.Sim) int64 {
+	if e > 0 {
+		return int64(e)
+	}
+	return s.Lookahead()
+}

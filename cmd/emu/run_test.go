@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunPipe(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "schedstat")
+	trace := filepath.Join(dir, "run.trace")
+	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "pipe", "-l", "500", "-profile",
+		"-schedstat", sched, "-trace", trace, "-trace-window", "2ms", "-progress=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"# Executed 500 pipe operations between two processes", "usecs/op", "ops/sec",
+		"# Overhead  Symbol", "[k] __schedule"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "virtual in") {
+		t.Errorf("stderr lacks the run summary: %s", errs)
+	}
+	for _, f := range []struct{ name, want string }{
+		{sched, "version 16\n"},
+		{trace, "sched_switch: prev_comm="},
+		{trace + ".counters.json", `"traceEvents"`},
+	} {
+		b, err := os.ReadFile(f.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), f.want) {
+			t.Errorf("%s lacks %q", f.name, f.want)
+		}
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "pipe", "-l", "300", "-json", "-seed", "7", "-cgroup", "docker")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Config   map[string]any     `json:"config"`
+		Host     map[string]any     `json:"host"`
+		Complete bool               `json:"complete"`
+		Result   map[string]any     `json:"result"`
+		Counters map[string]float64 `json:"counters"`
+		Report   string             `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if doc.Config["seed"] != 7.0 || doc.Config["topo"] != "hikey-8" || !doc.Complete || doc.Result["primary"] != "ops_per_sec" {
+		t.Errorf("json config/result wrong: %v %v", doc.Config, doc.Result)
+	}
+	if doc.Counters["sched.SchedCount"] == 0 || doc.Counters["sched.TgLoadAvgWrites"] == 0 || doc.Host["go"] == nil {
+		t.Errorf("json counters/host missing: %v", doc.Counters)
+	}
+	if !strings.Contains(doc.Report, "usecs/op") {
+		t.Errorf("json report: %q", doc.Report)
+	}
+}
+
+// Same seed and flags: the same bytes, from either driver.
+func TestRunDeterministic(t *testing.T) {
+	args := []string{"run", "-topo", "xeon-e5-2x10", "-workload", "pipe", "-l", "400", "-profile", "-progress=false"}
+	_, a, _ := runEmu(append(args, "-driver", "serial")...)
+	_, b, _ := runEmu(append(args, "-driver", "parallel")...)
+	if a != b || a == "" {
+		t.Errorf("serial and parallel runs differ:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-workload", "nosuch"}, `unknown workload "nosuch" (allowed: `},
+		{[]string{"run", "-topo", "hikey-8", "-workload", "pipe", "-l", "-3"}, "-l: loops must be positive"},
+		{[]string{"run", "-workload", "pipe", "-topo", "nosuch"}, "nosuch"},
+		{[]string{"run", "-workload", "pipe", "-driver", "fast"}, `-driver: "fast" is not a driver (allowed: parallel, serial)`},
+		{[]string{"run", "-workload", "pipe", "-features", "v6.6-eevdf,+NOPE"}, "-features"},
+		{[]string{"run", "-workload", "pipe", "-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"run", "-workload", "pipe", "extra"}, `unexpected argument "extra"`},
+		{[]string{"run", "-workload", "pipe", "-profile-cpus", "0,99", "-topo", "hikey-8"}, "-profile-cpus"},
+		{[]string{"compare", "-workload", "pipe"}, "-patch: required"},
+		{[]string{"compare", "-workload", "pipe", "-patch", "v6.6-eevdf", "-seeds", "0"}, "-seeds"},
+		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, host-pipe)`},
+		{[]string{"reproduce", "-l", "-1", "host-pipe"}, "-l: virtual seconds"},
+	} {
+		code, _, errs := runEmu(tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("emu %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+}
+
+// Ctrl-C stops the run at the next barrier: the partial result is printed
+// and the exit status is non-zero.
+func TestRunInterrupted(t *testing.T) {
+	old := interrupts
+	defer func() { interrupts = old }()
+	interrupts = func() (<-chan struct{}, func()) {
+		ch := make(chan struct{})
+		close(ch) // as if Ctrl-C came at once
+		return ch, func() {}
+	}
+	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "pipe", "-l", "100000", "-progress=false")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130: %s", code, errs)
+	}
+	if !strings.Contains(out, "usecs/op") || !strings.Contains(errs, "interrupted") {
+		t.Errorf("partial result missing: %q / %q", out, errs)
+	}
+}
+
+func TestCompareTable(t *testing.T) {
+	code, out, errs := runEmu("compare", "-topo", "hikey-8", "-base", "v6.6-eevdf", "-patch", "v6.6-eevdf,+TG_LOAD_RATELIMIT",
+		"-seeds", "2", "-workload", "pipe", "-l", "300", "-cgroup", "docker", "-progress=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"pipe -cgroup=docker -l=300 on hikey-8 (8 CPUs), 2 seed(s)", "%stddev     %change         %stddev",
+		"pipe.ops_per_sec", "rate.wakeups_per_sec", "perf-profile.self.cycles-pp.update_cfs_group", "pipe.ops_per_sec: higher is better"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The real Ctrl-C path: SIGINT closes the stop channel.
+func TestInterruptsSignal(t *testing.T) {
+	stop, unlisten := interrupts()
+	defer unlisten()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stop:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGINT did not close the stop channel")
+	}
+}

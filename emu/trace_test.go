@@ -1,0 +1,137 @@
+package emu
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// traceSim runs a waker/wakee pair and a hog on hikey-8 CPU 0-1 with
+// tracing on, and an exiting task.
+func traceSim(t *testing.T, driver string) *Sim {
+	s, err := New(Config{Machine: machine(t, "hikey-8"), Features: mustFeatures(t, "v6.6-eevdf"), Seed: 3, Check: true, Driver: driver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EnableTrace(5*ms, ms/2)
+	g, err := s.NewGroup("docker", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem := NewSem("wakee", 0)
+	spawn(t, s, TaskSpec{Comm: "wakee", CPU: 1, Group: g, Prog: Loop(Wait(sem), Run(50_000)), Sems: []*Sem{sem}})
+	spawn(t, s, TaskSpec{Comm: "waker", CPU: 0, Prog: Loop(Run(200_000), Signal(sem), Sleep(100_000))})
+	spawn(t, s, TaskSpec{Comm: "hog", CPU: 0, Nice: 5, Prog: Hog()})
+	mustTask(t, s, TaskSpec{Comm: "hog2", CPU: 0, Prog: Hog()})
+	n := 0
+	spawn(t, s, TaskSpec{Comm: "short", CPU: 1, Prog: ProgramFunc(func(*Task) Action {
+		if n++; n > 3 {
+			return Exit()
+		}
+		return Run(300_000)
+	})})
+	s.Run(8 * ms)
+	return s
+}
+
+func TestFtraceFormat(t *testing.T) {
+	s := traceSim(t, "serial")
+	var b bytes.Buffer
+	if err := s.WriteFtrace(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"# tracer: nop",
+		"sched_wakeup_new: comm=wakee pid=",
+		"sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=",
+		"prev_state=S ==> ",
+		"prev_state=R+ ==> ",
+		"sched_switch: prev_comm=short prev_pid=1004 prev_prio=120 prev_state=X ==> ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trace lacks %q", want)
+		}
+	}
+	// Lines are in time order, and nothing after the 5 ms window.
+	var last string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		ts := strings.TrimSuffix(f[3], ":")
+		if ts < last {
+			t.Fatalf("trace out of order at %q", line)
+		}
+		last = ts
+		if ts >= "0.005000" {
+			t.Fatalf("record past the window: %q", line)
+		}
+	}
+	if last == "" {
+		t.Fatal("no records")
+	}
+}
+
+// The trace is the same bytes from either driver.
+func TestTraceDeterministic(t *testing.T) {
+	var outs [2]string
+	for i, d := range []string{"serial", "parallel"} {
+		s := traceSim(t, d)
+		var b bytes.Buffer
+		if err := s.WriteFtrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteChromeCounters(&b); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = b.String()
+	}
+	if outs[0] != outs[1] {
+		t.Error("serial and parallel traces differ")
+	}
+}
+
+func TestChromeCounters(t *testing.T) {
+	s := traceSim(t, "serial")
+	var b bytes.Buffer
+	if err := s.WriteChromeCounters(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			TS   float64        `json:"ts"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var cpu0, tg int
+	for _, e := range doc.TraceEvents {
+		if e.Ph != "C" {
+			continue
+		}
+		if e.TS > 5000 {
+			t.Errorf("counter sample at %.0f µs is past the 5 ms window", e.TS)
+		}
+		switch e.Name {
+		case "cpu0":
+			cpu0++
+			if _, ok := e.Args["nr_running"]; !ok {
+				t.Errorf("cpu0 sample without nr_running: %v", e.Args)
+			}
+		case "tg->load_avg /docker":
+			tg++
+		}
+	}
+	// Samples every 0.5 ms over 5 ms (at barriers: at least one per
+	// period in which anything happened).
+	if cpu0 < 8 || cpu0 > 11 || tg != cpu0 {
+		t.Errorf("cpu0 samples %d, tg samples %d; want ~10 each", cpu0, tg)
+	}
+}
