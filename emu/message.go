@@ -164,7 +164,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
 	if p.state != TaskSleeping || (op.sem != nil && p.waitingOn != op.sem) {
 		if p.state != TaskDead && op.sem != nil {
-			op.sem.stamps = append(op.sem.stamps, op.stamp)
+			op.sem.push(op.stamp)
 		}
 		return
 	}
@@ -202,7 +202,7 @@ func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
 	if p.state != TaskSleeping || p.waitingOn != op.sem {
 		if p.state != TaskDead {
-			op.sem.stamps = append(op.sem.stamps, op.stamp)
+			op.sem.push(op.stamp)
 		}
 		return
 	}

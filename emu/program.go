@@ -122,7 +122,7 @@ func (rq *RQ) doAction(t *Task) {
 		if sem.owner != t {
 			panic(fmt.Sprintf("emu: task %v waits on %v, owned by %v", t, sem, sem.owner))
 		}
-		if len(sem.stamps) > 0 {
+		if sem.Pending() > 0 {
 			t.stamp = sem.pop()
 			return
 		}

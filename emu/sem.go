@@ -15,7 +15,8 @@ import "fmt"
 type Sem struct {
 	Name   string
 	owner  *Task
-	stamps []int64 // pending signals, oldest first
+	stamps []int64 // signals, oldest first; stamps[head:] are pending
+	head   int
 }
 
 // NewSem returns a semaphore holding initial signals (stamped 0), e.g. a
@@ -33,14 +34,24 @@ func (s *Sem) Owner() *Task { return s.owner }
 
 // Pending is the number of signals not yet consumed (read it only from the
 // owner's program, or between runs).
-func (s *Sem) Pending() int { return len(s.stamps) }
+func (s *Sem) Pending() int { return len(s.stamps) - s.head }
 
 func (s *Sem) String() string { return fmt.Sprintf("sem(%s)", s.Name) }
 
+// push adds a pending signal.
+func (s *Sem) push(stamp int64) { s.stamps = append(s.stamps, stamp) }
+
+// pop consumes the oldest pending signal. The queue is a slice with a
+// head index, compacted when the head passes half of it: O(1) amortized.
 func (s *Sem) pop() int64 {
-	v := s.stamps[0]
-	copy(s.stamps, s.stamps[1:])
-	s.stamps = s.stamps[:len(s.stamps)-1]
+	v := s.stamps[s.head]
+	s.head++
+	if s.head == len(s.stamps) {
+		s.stamps, s.head = s.stamps[:0], 0
+	} else if s.head > 32 && 2*s.head > len(s.stamps) {
+		n := copy(s.stamps, s.stamps[s.head:])
+		s.stamps, s.head = s.stamps[:n], 0
+	}
 	return v
 }
 

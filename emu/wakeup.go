@@ -28,7 +28,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		case !owned:
 			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags})
 		case p.state != TaskDead && sem != nil:
-			sem.stamps = append(sem.stamps, stamp)
+			sem.push(stamp)
 		}
 		return false
 	}

@@ -1,0 +1,520 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// hackbench (rt-tests src/hackbench/hackbench.c) and perf bench sched
+// messaging (tools/perf/bench/sched-messaging.c, a port of the same
+// program) share this engine.
+//
+// Both build groups of fds receivers and fds senders. Each receiver owns
+// one channel, a pipe() or an AF_UNIX SOCK_STREAM socketpair() (fdpair()),
+// and every sender of its group writes into it: sender() loops `loops`
+// times over the group's receivers, writing one datasize-byte message to
+// each (write() on out_fds[j]), and receiver() reads fds*loops messages
+// (ctx->num_packets) one read() at a time. Tasks exit when done; the time
+// is from the start to when the last task has exited (the tools time the
+// "go" write to the last wait()/pthread_join()).
+//
+// The model:
+//   - A receiver's channel is a data semaphore it owns. A write signals it
+//     with WF_SYNC: pipe_write() wakes the reader with
+//     wake_up_interruptible_sync_poll(), and unix_stream_sendmsg() calls
+//     sk_data_ready = sock_def_readable(), which does the same. The signal's
+//     stamp carries the sender's index, so the receiver knows whose message
+//     it consumed.
+//   - A channel holds a limited number of messages (channelCapacity): a
+//     pipe has 16 page buffers (PIPE_DEF_BUFFERS) and pipe_write() merges a
+//     small write into the last page while it fits; a socketpair blocks
+//     the writer in sock_alloc_send_pskb() once the sending socket's
+//     sk_wmem_alloc reaches sk_sndbuf (wmem_default, 212992), each queued
+//     skb charging its truesize. A blocked writer is woken by the reader,
+//     with a sync wakeup, once enough space is free (wakeBatch): a pipe
+//     wakes one writer (exclusive wait) when pipe_read() frees a page
+//     buffer of a full pipe; a socket wakes its writers from the skb
+//     destructor (unix_write_space()) once unix_writable(), i.e. when at
+//     most a quarter of sk_sndbuf is still in use.
+//   - Simplification: a semaphore has one waiter, but all senders of a
+//     group share a receiver's channel. So the capacity C is split evenly:
+//     sender i may have c = max(1, C/fds) messages outstanding to receiver
+//     j (a count the sender keeps). When it has none left it waits on its
+//     space semaphore for j; receiver j counts the messages of sender i it
+//     has read and, every b = wakeBatch of them, signals that semaphore,
+//     which gives the sender b more. A sender cannot borrow the share of
+//     senders that are idle or done, with more senders than C each still
+//     gets one slot (so the total can exceed C), and a socket's writers
+//     are not all woken at once (the kernel's non-exclusive wait wakes
+//     every blocked writer of the socket).
+//   - Each read and write is a syscall (OpSyscall) and the pipe or socket
+//     path (OpPipeWrite/OpPipeRead, OpSockSend/OpSockRecv) at the preset's
+//     costs, plus the copy of datasize bytes (copy_from_user in the write,
+//     copy_to_user in the read) as compute at copyBytesPerCycle.
+//   - All tasks start at time 0, placed by Spread in creation order
+//     (receivers then senders, group by group, as the tools fork them):
+//     the ready/wake barrier (ready(): every child polls wakefd until the
+//     parent's single write) is not modeled, nor the parent.
+//   - Processes and threads (-P/-T, -t) behave the same (the mm switch of
+//     process mode is not charged), as in pipe.go; only the output differs.
+//   - A message is one read() and one write(): a stream socket may return
+//     a short read that the tool completes with a second read() (the
+//     `goto again` loops); the model never splits a message.
+type msgBench struct {
+	Common
+	hackbench bool // hackbench's output and metrics, else perf bench's
+	groups    int
+	fds       int
+	loops     int
+	datasize  int
+	pipe      bool
+	threaded  bool
+	m         *hwmodel.Machine
+	// end is each task's exit time, written by the task's own CPU as it
+	// exits and read after the run.
+	end []int64
+}
+
+// Limits on the input. maxTasks (2*fds*groups) bounds the emulator's
+// memory and run time; it is above the largest published run (-g 1000,
+// 40,000 tasks, hardware.md C5) and above the default pid_max (32768),
+// which caps the real tool's tasks on a stock system. maxPairs bounds the
+// space semaphores, one per sender-receiver pair (fds*fds*groups).
+// maxDatasize is the default pipe size (64 KiB): a bigger message would
+// need the reader to drain the channel in the middle of one write, which a
+// write modeled as one signal cannot express.
+const (
+	maxTasks    = 1 << 16
+	maxPairs    = 1 << 20
+	maxDatasize = 1 << 16
+)
+
+// Channel capacity, from the kernel's sizes (see channelCapacity).
+const (
+	pageSize        = 4096   // PAGE_SIZE on every preset (x86-64, arm64 4K)
+	pipeBuffers     = 16     // PIPE_DEF_BUFFERS: a pipe's default 64 KiB
+	sockSndbuf      = 212992 // net.core.wmem_default: sk_sndbuf of a new socket
+	skbHeadTruesize = 256    // SKB_DATA_ALIGN(sizeof(struct sk_buff)) on 64-bit
+	skbShinfo       = 320    // SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) on 64-bit
+	smpCacheBytes   = 64     // SKB_DATA_ALIGN's alignment
+	// copyBytesPerCycle is the copy_{from,to}_user bandwidth for a small,
+	// cache-resident buffer: one 8-byte load and one store per cycle, what
+	// a Cortex-A53 sustains and a floor for x86 (rep movsb on ERMS parts
+	// does more per cycle past its startup).
+	copyBytesPerCycle = 8
+)
+
+// channelCapacity is how many datasize-byte messages one receiver's
+// channel holds before a writer blocks.
+//   - pipe: pipe_write() merges a write into the last page buffer when
+//     offset+chars <= PAGE_SIZE, so a page holds PAGE_SIZE/datasize
+//     messages and the pipe 16 pages; a message over a page takes
+//     ceil(datasize/PAGE_SIZE) buffers.
+//   - socketpair: unix_stream_sendmsg() allocates an skb per write whose
+//     truesize is the kmalloc()ed head (SKB_DATA_ALIGN(datasize) plus the
+//     shared info, rounded up to the kmalloc size class) plus the sk_buff;
+//     sock_alloc_send_pskb() blocks once sk_wmem_alloc reaches sk_sndbuf.
+//     For 100 bytes: 512 + 256 = 768, 212992/768 = 277 messages.
+func channelCapacity(pipe bool, datasize int) int {
+	if pipe {
+		if datasize <= pageSize {
+			return pipeBuffers * (pageSize / datasize)
+		}
+		pages := (datasize + pageSize - 1) / pageSize
+		return max(1, pipeBuffers/pages)
+	}
+	head := (datasize+smpCacheBytes-1)/smpCacheBytes*smpCacheBytes + skbShinfo
+	truesize := kmallocSize(head) + skbHeadTruesize
+	return max(1, sockSndbuf/truesize)
+}
+
+// kmallocSize is the kmalloc size class a request lands in (the
+// kmalloc-96 and kmalloc-192 caches, else the next power of two).
+func kmallocSize(n int) int {
+	switch {
+	case n <= 96 && n > 64:
+		return 96
+	case n <= 192 && n > 128:
+		return 192
+	}
+	s := 8
+	for s < n {
+		s <<= 1
+	}
+	return s
+}
+
+// wakeBatch is how many of its c outstanding messages a blocked sender
+// gets back per wakeup: for a socket, what is freed before usage falls to
+// a quarter (unix_writable(): sk_wmem_alloc << 2 <= sk_sndbuf), c - c/4;
+// for a pipe, a page buffer's worth of messages (one slot), at most c.
+// 1 <= b <= c, so a blocked sender always has at least b messages read or
+// queued at its receiver, and is woken.
+func wakeBatch(pipe bool, datasize, c int) int {
+	if pipe {
+		return max(1, min(c, pageSize/datasize))
+	}
+	return max(1, c-c/4)
+}
+
+// copyNS is the time to copy datasize bytes at copyBytesPerCycle on m.
+func copyNS(m *hwmodel.Machine, datasize int) int64 {
+	cycles := float64(datasize) / copyBytesPerCycle
+	return max(1, int64(math.Ceil(cycles*1000/m.FreqMHz)))
+}
+
+// modeFlag is hackbench's -T/-P pair: getopt processes them in order, so
+// the last one given wins.
+type modeFlag struct {
+	threaded *bool
+	value    bool // what this flag sets threaded to
+}
+
+func (f *modeFlag) String() string {
+	if f == nil || f.threaded == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*f.threaded == f.value)
+}
+
+func (f *modeFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	if b {
+		*f.threaded = f.value
+	}
+	return nil
+}
+
+func (f *modeFlag) IsBoolFlag() bool { return true }
+
+func init() {
+	Register(Spec{
+		Name: "hackbench",
+		Doc:  "hackbench (rt-tests): groups of senders spraying messages to receivers over pipes or socketpairs",
+		Examples: []string{
+			"emu run -topo hikey-8 -workload hackbench -g 4 -f 10 -l 200",
+			"emu run -topo spr-2s -workload hackbench -g 8 -f 20 --threads --pipe -l 1000 -cgroup docker",
+		},
+		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
+			w := &msgBench{hackbench: true}
+			AddCommon(fs, &w.Common)
+			for _, n := range []string{"g", "groups"} {
+				fs.IntVar(&w.groups, n, 10, "number of groups (hackbench -g/--groups)")
+			}
+			for _, n := range []string{"f", "fds"} {
+				fs.IntVar(&w.fds, n, 20, "receivers and senders per group (hackbench -f/--fds)")
+			}
+			for _, n := range []string{"l", "loops"} {
+				fs.IntVar(&w.loops, n, 100, "messages each sender sends to each receiver (hackbench -l/--loops)")
+			}
+			for _, n := range []string{"s", "datasize"} {
+				fs.IntVar(&w.datasize, n, 100, "bytes per message (hackbench -s/--datasize)")
+			}
+			for _, n := range []string{"p", "pipe"} {
+				fs.BoolVar(&w.pipe, n, false, "pipes instead of socketpairs (hackbench -p/--pipe)")
+			}
+			// --process is getopt_long's unambiguous abbreviation of
+			// --processes, which the real tool accepts.
+			for _, n := range []string{"T", "threads"} {
+				fs.Var(&modeFlag{&w.threaded, true}, n, "threads (hackbench -T/--threads; the last of -T/-P wins)")
+			}
+			for _, n := range []string{"P", "processes", "process"} {
+				fs.Var(&modeFlag{&w.threaded, false}, n, "processes, the default (hackbench -P/--processes)")
+			}
+			return func(m *hwmodel.Machine) (Workload, error) {
+				return w.validate(m, "-g", "-f")
+			}
+		},
+	})
+	Register(Spec{
+		Name: "messaging",
+		Doc:  "perf bench sched messaging: hackbench's groups of 20 senders and 20 receivers",
+		Examples: []string{
+			"emu run -topo host -workload messaging",
+			"emu run -topo spr-2s -workload messaging -g 20 -t -l 5000",
+		},
+		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
+			// perf's num_fds is fixed at 20 and DATASIZE at 100.
+			w := &msgBench{fds: 20, datasize: 100}
+			AddCommon(fs, &w.Common)
+			for _, n := range []string{"g", "group"} {
+				fs.IntVar(&w.groups, n, 10, "number of groups (perf -g/--group)")
+			}
+			for _, n := range []string{"l", "nr_loops"} {
+				fs.IntVar(&w.loops, n, 100, "messages each sender sends to each receiver (perf -l/--nr_loops)")
+			}
+			for _, n := range []string{"p", "pipe"} {
+				fs.BoolVar(&w.pipe, n, false, "pipe() instead of socketpair() (perf -p/--pipe)")
+			}
+			for _, n := range []string{"t", "thread"} {
+				fs.BoolVar(&w.threaded, n, false, "threads instead of processes (perf -t/--thread)")
+			}
+			return func(m *hwmodel.Machine) (Workload, error) {
+				return w.validate(m, "-g", "")
+			}
+		},
+	})
+}
+
+// validate checks the flags; fdsFlag is "" where fds is not a flag.
+func (w *msgBench) validate(m *hwmodel.Machine, groupsFlag, fdsFlag string) (Workload, error) {
+	if w.groups <= 0 {
+		return nil, flagErr(groupsFlag, "groups must be positive, got %d", w.groups)
+	}
+	if w.fds <= 0 {
+		return nil, flagErr(fdsFlag, "fds must be positive, got %d", w.fds)
+	}
+	if w.loops <= 0 {
+		return nil, flagErr("-l", "loops must be positive, got %d", w.loops)
+	}
+	if w.datasize <= 0 || w.datasize > maxDatasize {
+		return nil, flagErr("-s", "datasize %d out of range (allowed: 1..%d bytes)", w.datasize, maxDatasize)
+	}
+	// Divisions, not products, so that huge values cannot overflow.
+	if fdsFlag != "" && (w.fds > maxTasks/2 || w.fds > maxPairs/w.fds) {
+		return nil, flagErr(fdsFlag, "%d fds per group is too many (allowed: at most %d tasks, 2*fds*groups, and %d sender-receiver pairs, fds*fds*groups)",
+			w.fds, maxTasks, maxPairs)
+	}
+	if w.groups > maxTasks/(2*w.fds) || w.groups > maxPairs/(w.fds*w.fds) {
+		return nil, flagErr(groupsFlag, "%d groups of %d fds is too many (allowed: at most %d tasks, 2*fds*groups, and %d sender-receiver pairs, fds*fds*groups)",
+			w.groups, w.fds, maxTasks, maxPairs)
+	}
+	if len(m.CPUs) < 1 {
+		return nil, flagErr("-topo", "machine has no CPUs")
+	}
+	w.m = m
+	return w, nil
+}
+
+func (w *msgBench) tasks() int { return 2 * w.fds * w.groups }
+
+// messages is the total number of messages passed.
+func (w *msgBench) messages() int64 {
+	return int64(w.groups) * int64(w.fds) * int64(w.fds) * int64(w.loops)
+}
+
+func (w *msgBench) Setup(s *emu.Sim) error {
+	g, err := w.Group(s)
+	if err != nil {
+		return err
+	}
+	// The actions' templates, copied with their semaphore filled in, so
+	// that the kernel op lists are built once.
+	write := emu.SignalStamp(nil, 0).With(hwmodel.OpSockSend).WithSync()
+	read := emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+	if w.pipe {
+		write = emu.SignalStamp(nil, 0).With(hwmodel.OpPipeWrite).WithSync()
+		read = emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+	}
+	full := emu.Wait(nil).With(hwmodel.OpSyscall)
+	wake := emu.Signal(nil).WithSync()
+	credit := max(1, channelCapacity(w.pipe, w.datasize)/w.fds)
+	batch := wakeBatch(w.pipe, w.datasize, credit)
+	cp := copyNS(w.m, w.datasize)
+	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
+	order := spreadOrder(w.m)
+	name := "sched-msg"
+	if w.hackbench {
+		name = "hackbench"
+	}
+	w.end = make([]int64, w.tasks())
+	k := 0 // task index, in creation order
+	for grp := 0; grp < w.groups; grp++ {
+		// data[j]: receiver j's channel. space[i][j]: where sender i
+		// waits for room in it.
+		data := make([]*emu.Sem, w.fds)
+		space := make([][]*emu.Sem, w.fds)
+		for j := range data {
+			data[j] = emu.NewSem(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0)
+		}
+		for i := range space {
+			space[i] = make([]*emu.Sem, w.fds)
+			for j := range space[i] {
+				space[i][j] = emu.NewSem(fmt.Sprintf("%s.g%d.s%d>r%d", name, grp, i, j), 0)
+			}
+		}
+		// receiver(): read fds*loops messages, one read() each, and
+		// give a writer its room back every batch messages.
+		for j := 0; j < w.fds; j++ {
+			idx, total := k, w.fds*w.loops
+			ch := data[j]
+			// Owned by the task's CPU: messages read, step, the last
+			// message's sender, and per sender the messages read
+			// since its last wakeup.
+			n, phase, from := 0, 0, 0
+			owed := make([]int, w.fds)
+			prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+				switch phase {
+				case 0:
+					if n == total {
+						w.end[idx] = t.Now()
+						return emu.Exit()
+					}
+					phase = 1
+					a := read
+					a.Sem = ch
+					return a
+				case 1:
+					// copy_to_user() of the message.
+					n++
+					from = int(t.Stamp())
+					phase = 0
+					if owed[from]++; owed[from] == batch {
+						owed[from] = 0
+						phase = 2
+					}
+					return emu.Run(cp)
+				default:
+					// pipe_read() / unix_write_space(): wake the
+					// writer, sync.
+					phase = 0
+					a := wake
+					a.Sem = space[from][j]
+					return a
+				}
+			})
+			if _, err := s.NewTask(emu.TaskSpec{
+				Comm: name + "-recv", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: []*emu.Sem{ch},
+			}); err != nil {
+				return err
+			}
+			k++
+		}
+		// sender(): loops times, one message to each receiver in turn.
+		for i := 0; i < w.fds; i++ {
+			idx := k
+			mine := space[i]
+			// Owned by the task's CPU: loop, receiver, step, and the
+			// messages it may still send to each receiver.
+			l, j, phase := 0, 0, 0
+			avail := make([]int, w.fds)
+			for r := range avail {
+				avail[r] = credit
+			}
+			prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+				switch phase {
+				case 0:
+					if l == w.loops {
+						w.end[idx] = t.Now()
+						return emu.Exit()
+					}
+					if avail[j] == 0 {
+						// write() finds the channel full: sleep
+						// until the reader makes room.
+						phase = 1
+						a := full
+						a.Sem = mine[j]
+						return a
+					}
+					// write(): enter, copy_from_user() the message.
+					avail[j]--
+					phase = 2
+					return copyIn
+				case 1:
+					avail[j] += batch - 1
+					phase = 2
+					return emu.Run(cp)
+				default:
+					// Queue the message and wake the reader, sync.
+					a := write
+					a.Sem, a.NS = data[j], int64(i)
+					phase = 0
+					if j++; j == w.fds {
+						j = 0
+						l++
+					}
+					return a
+				}
+			})
+			if _, err := s.NewTask(emu.TaskSpec{
+				Comm: name + "-send", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: mine,
+			}); err != nil {
+				return err
+			}
+			k++
+		}
+	}
+	return nil
+}
+
+// Limit is a safety bound: 50 µs of virtual time per message, several
+// times what the whole send-receive path costs even with every task on one
+// CPU, plus a second.
+func (w *msgBench) Limit() int64 {
+	const perMsg, base = 50_000, 1_000_000_000
+	lim := float64(w.messages())*perMsg + base
+	if lim > 1<<62 {
+		return 1 << 62
+	}
+	return int64(lim)
+}
+
+// Done: every task has exited (the workload's tasks are the only ones).
+func (w *msgBench) Done(s *emu.Sim) bool { return s.Live() == 0 }
+
+// elapsed is the time from the start to the last exit, or to the stop of
+// an interrupted run.
+func (w *msgBench) elapsed(s *emu.Sim) int64 {
+	if s.Live() > 0 {
+		return s.Now()
+	}
+	var e int64
+	for _, t := range w.end {
+		e = max(e, t)
+	}
+	return e
+}
+
+func (w *msgBench) Report(out io.Writer, s *emu.Sim) error {
+	ns := w.elapsed(s)
+	var err error
+	if w.hackbench {
+		mode := "process"
+		if w.threaded {
+			mode = "threaded"
+		}
+		_, err = fmt.Fprintf(out, "Running in %s mode with %d groups using %d file descriptors each (== %d tasks)\nEach sender will pass %d messages of %d bytes\nTime: %d.%03d\n",
+			mode, w.groups, 2*w.fds, w.tasks(), w.loops, w.datasize, ns/1e9, ns%1e9/1e6)
+		return err
+	}
+	kind := "processes"
+	if w.threaded {
+		kind = "threads"
+	}
+	_, err = fmt.Fprintf(out, "# Running 'sched/messaging' benchmark:\n# %d sender and receiver %s per group\n# %d groups == %d %s run\n\n%s\n",
+		w.fds, kind, w.groups, w.tasks(), kind, totalTime(ns))
+	return err
+}
+
+// Metrics. hackbench: time_sec (primary, lower is better) and lkp's
+// hackbench.throughput (lkp-tests stats/hackbench): tasks*loops*datasize
+// >> 10, i.e. KiB as if every task (receivers included) passed loops
+// messages, per second of Time -- the unit of the C4 table, so only ratios
+// between runs mean anything. messaging: total_sec (primary). Both also
+// give messages_per_sec (groups*fds*fds*loops messages over the time).
+func (w *msgBench) Metrics(s *emu.Sim) Metrics {
+	ns := max(w.elapsed(s), 1)
+	sec := float64(ns) / 1e9
+	msgs := float64(w.messages()) / sec
+	if w.hackbench {
+		kib := (int64(w.tasks()) * int64(w.loops) * int64(w.datasize)) >> 10
+		return Metrics{Primary: "time_sec", HigherIsBetter: false, Values: map[string]float64{
+			"time_sec":         sec,
+			"throughput":       float64(kib) / sec,
+			"messages_per_sec": msgs,
+		}}
+	}
+	return Metrics{Primary: "total_sec", HigherIsBetter: false, Values: map[string]float64{
+		"total_sec":        sec,
+		"messages_per_sec": msgs,
+	}}
+}

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+func TestHackbenchGolden(t *testing.T) {
+	_, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "hackbench", "-g", "2", "-f", "4", "-l", "1000")
+	golden(t, "hackbench/hikey-8-socket.golden", []byte(out))
+	_, out = runW(t, "hikey-8", "v6.6-eevdf", 1, "hackbench", "-g", "2", "-f", "4", "-l", "1000", "--pipe", "--threads")
+	golden(t, "hackbench/hikey-8-pipe-threads.golden", []byte(out))
+}
+
+func TestMessagingGolden(t *testing.T) {
+	_, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "messaging", "-g", "1", "-l", "50")
+	golden(t, "messaging/hikey-8-socket.golden", []byte(out))
+	_, out = runW(t, "hikey-8", "v6.6-eevdf", 1, "messaging", "-g", "1", "-l", "50", "-p", "-t")
+	golden(t, "messaging/hikey-8-pipe-threads.golden", []byte(out))
+}
+
+// More groups on the same machine: more messages through the same CPUs,
+// more time.
+func TestHackbenchGroups(t *testing.T) {
+	one := metric(t, "hikey-8", "v6.6-eevdf", "hackbench", "-g", "1", "-f", "4", "-l", "100")
+	four := metric(t, "hikey-8", "v6.6-eevdf", "hackbench", "-g", "4", "-f", "4", "-l", "100")
+	if four < 1.5*one {
+		t.Errorf("time with 4 groups %.6f s < 1.5x with 1 group %.6f s", four, one)
+	}
+}
+
+// The channel capacities of the doc comment: 100-byte messages.
+func TestHackbenchCapacity(t *testing.T) {
+	if c := channelCapacity(true, 100); c != 640 {
+		t.Errorf("pipe capacity %d, want 16 pages x 40 = 640", c)
+	}
+	if c := channelCapacity(false, 100); c != 277 {
+		t.Errorf("socketpair capacity %d, want 212992/768 = 277", c)
+	}
+	if c := channelCapacity(true, maxDatasize); c != 1 {
+		t.Errorf("pipe capacity for a 64 KiB message %d, want 1", c)
+	}
+}
+
+func TestHackbenchMetrics(t *testing.T) {
+	for _, name := range []string{"hackbench", "messaging"} {
+		res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, name, "-g", "1", "-l", "2")
+		m := res.Workload.Metrics(res.Sim)
+		if v, ok := m.Values[m.Primary]; !ok || v <= 0 || m.HigherIsBetter {
+			t.Errorf("%s: primary %q = %v (present %t), higher is better %t; want a positive time, lower is better",
+				name, m.Primary, v, ok, m.HigherIsBetter)
+		}
+		if name == "hackbench" && m.Values["throughput"] <= 0 {
+			t.Errorf("hackbench: throughput %v, want > 0", m.Values["throughput"])
+		}
+	}
+}
+
+// -T and -P: the last one wins, as with getopt.
+func TestHackbenchMode(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, c := range []struct {
+		args     []string
+		threaded bool
+	}{
+		{nil, false}, {[]string{"-T"}, true}, {[]string{"--threads", "-P"}, false},
+		{[]string{"-P", "-T"}, true}, {[]string{"-T", "--process"}, false},
+	} {
+		w, err := build(m, "hackbench", c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.(*msgBench).threaded; got != c.threaded {
+			t.Errorf("%v: threaded %t, want %t", c.args, got, c.threaded)
+		}
+	}
+}
+
+func TestHackbenchBadInput(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, c := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"hackbench", []string{"-l", "-1"}, "-l"},
+		{"hackbench", []string{"--loops", "0"}, "-l"},
+		{"hackbench", []string{"-g", "0"}, "-g"},
+		{"hackbench", []string{"-f", "-3"}, "-f"},
+		{"hackbench", []string{"-f", "40000"}, "-f"},            // 80,000 tasks
+		{"hackbench", []string{"-f", "2000"}, "-f"},             // 4,000,000 sender-receiver pairs
+		{"hackbench", []string{"-g", "2000", "-f", "20"}, "-g"}, // 80,000 tasks
+		{"hackbench", []string{"-s", "0"}, "-s"},
+		{"hackbench", []string{"-s", "100000"}, "-s"},
+		{"messaging", []string{"-l", "-1"}, "-l"},
+		{"messaging", []string{"-g", "0"}, "-g"},
+		{"messaging", []string{"--group", "2000"}, "-g"},
+	} {
+		_, err := build(m, c.name, c.args...)
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != c.flag {
+			t.Errorf("%s %v: err = %v, want a FlagError on %s", c.name, c.args, err, c.flag)
+		}
+	}
+}
+
+// The serial and parallel drivers give the same bytes: the report, the
+// /proc/schedstat counters and every task's counters.
+func TestHackbenchDeterminism(t *testing.T) {
+	for _, c := range []struct {
+		topo string
+		args []string
+	}{
+		{"hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "30"}},
+		// Two sockets (wake lists across LLCs), pipes, a cgroup.
+		{"xeon-e5-2x10", []string{"messaging", "-g", "1", "-l", "5", "-p", "-t", "-cgroup", "docker"}},
+	} {
+		serial := runBytes(t, c.topo, "serial", c.args...)
+		parallel := runBytes(t, c.topo, "parallel", c.args...)
+		if !bytes.Equal(serial, parallel) {
+			t.Errorf("%s %v: serial and parallel drivers differ:\nserial:\n%s\nparallel:\n%s", c.topo, c.args, serial, parallel)
+		}
+	}
+}
+
+// runBytes runs a workload with a driver and returns its report, the
+// /proc/schedstat counters and every task's counters.
+func runBytes(t *testing.T, topo, driver string, args ...string) []byte {
+	t.Helper()
+	m := machine(t, topo)
+	f, _, err := emu.ParseFeatures("v6.6-eevdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := build(m, args[0], args[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 1, Driver: driver, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete {
+		t.Fatalf("%s %v, %s driver: run did not complete", topo, args, driver)
+	}
+	var b bytes.Buffer
+	if err := w.Report(&b, res.Sim); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Sim.WriteSchedstat(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Sim.WriteTaskStats(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
