@@ -740,7 +740,12 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	src.mode = modeIdle
 	src.log.Record(src.logNow(), src.currLine, hwmodel.Write, src.site(SymLoadBalance))
 	src.unlockRQ(SymLoadBalance)
+	// The stopper on src attaches p to dst: attach_one_task() ->
+	// wakeup_preempt() -> resched_curr(dst), which must reach dst (an
+	// idle dst has no other event to notice need_resched by).
+	dst.proxy = src.cpu
 	s.moveQueuedTask(p, dst.cpu)
+	dst.proxy = -1
 	sd.Stats.ALBPushed++
 	src.events.push(event{t: src.now, kind: evMsg, msg: &message{kind: msgResched, from: dst.cpu}})
 	src.markDirty(p)

@@ -58,6 +58,7 @@ func (s *Sim) check() {
 			checkLagSum(cpu, tg.cfsRq[cpu])
 		}
 	}
+	s.checkStuck()
 	s.checkStarvation()
 	for _, tg := range s.groups {
 		var sum int64
@@ -104,6 +105,18 @@ func checkLagSum(cpu int, c *CfsRq) {
 // balance interval of the presets.
 const starveLimit = 2 * nsecPerSec
 
+// checkStuck: a CPU that idles with tasks on its runqueue must have an
+// event coming (the resched that makes it pick them); without one it
+// would idle forever.
+func (s *Sim) checkStuck() {
+	for _, rq := range s.cpus {
+		if rq.curr == nil && rq.nrRunning > 0 && rq.nextEvent() < 0 {
+			panic(fmt.Sprintf("emu: check: CPU %d idles with nr_running %d and no event to make it schedule (at %d ns)",
+				rq.cpu, rq.nrRunning, s.epochEnd))
+		}
+	}
+}
+
 // checkStarvation: no runnable task waits forever when CPUs are idle.
 func (s *Sim) checkStarvation() {
 	idle := make([]bool, len(s.cpus))
@@ -120,7 +133,9 @@ func (s *Sim) checkStarvation() {
 			continue
 		}
 		rq := s.cpus[t.cpu]
-		if wait := rq.now - t.lastQueued; wait > starveLimit {
+		// An idle or stuck CPU's clock stands still between its
+		// events: measure the wait to the barrier.
+		if wait := max(rq.now, s.epochEnd) - t.lastQueued; wait > starveLimit {
 			for c := range s.cpus {
 				if idle[c] && t.allowedOn(c) {
 					panic(fmt.Sprintf("emu: check: task %v has waited %d ms on CPU %d (nr_running %d) while CPU %d is idle",
