@@ -27,6 +27,10 @@ const (
 	wfSync     = 0x10 // WF_SYNC: the waker is about to sleep
 	wfMigrated = 0x20 // WF_MIGRATED
 	wfTTWU     = 0x08 // WF_TTWU
+	// wfAffinity (the model's own) marks the "wakeup" that ends a task's
+	// sched_setaffinity() move: in the kernel move_queued_task(), which
+	// dequeues and enqueues without DEQUEUE_SLEEP / ENQUEUE_WAKEUP.
+	wfAffinity = 0x40
 )
 
 const (

@@ -431,7 +431,13 @@ func (rq *RQ) schedule(block bool) {
 	rq.updateRQClock()
 	if prev != nil && block {
 		prev.setState(TaskSleeping)
-		rq.deactivateTask(prev, dequeueSleep)
+		flags := dequeueSleep
+		if prev.waitingOn == affinityWait {
+			// move_queued_task(): deactivate_task(rq, p, 0), not a
+			// sleep (the task is parked for the barrier's move).
+			flags = 0
+		}
+		rq.deactivateTask(prev, flags)
 	}
 	next := rq.pickNextTask(prev)
 	rq.needResched = false
@@ -513,6 +519,10 @@ func (rq *RQ) dequeueTask(p *Task, flags int) {
 // ttwuDoActivate is core.c: ttwu_do_activate().
 func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	flags := enqueueWakeup
+	if wakeFlags&wfAffinity != 0 {
+		// move_queued_task(): activate_task(rq, p, 0), not a wakeup.
+		flags = 0
+	}
 	if wakeFlags&wfMigrated != 0 {
 		flags |= enqueueMigrated
 	}

@@ -230,9 +230,9 @@ func (s *Sim) applyAffinity(op *remoteOp) {
 	for !p.affinity[dst] {
 		dst = (dst + 1) % len(s.cpus)
 	}
-	flags := 0
+	flags := wfAffinity
 	if dst != p.cpu {
-		flags = wfMigrated
+		flags |= wfMigrated
 	}
 	s.claimWake(&remoteOp{t: op.t, from: op.from, seq: op.seq, kind: opWake, task: p, target: dst,
 		flags: flags, recent: -1, sem: affinityWait, stamp: op.t})

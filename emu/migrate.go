@@ -18,7 +18,7 @@ func (s *Sim) setTaskCPU(p *Task, dst int) {
 func (s *Sim) setTaskCPUFrom(p *Task, dst int, actor *RQ, t int64) {
 	src := s.cpus[p.cpu]
 	se := &p.se
-	if p.state == TaskWaking && !src.eevdf() {
+	if p.state == TaskWaking && !src.eevdf() && !se.relative {
 		// As blocked tasks retain absolute vruntime the migration
 		// needs to deal with this by subtracting the old and adding
 		// the new min_vruntime (v6.5 and before).

@@ -1,0 +1,369 @@
+package bench
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// hopper is the migration stress test of the 2022 starvation report
+// ("[PATCH 0/2] sched/fair: Fix starvation caused by task migration", Tim
+// Chen, on v5.15; Walter Mack's test on a 2-socket SPR): about 50 threads
+// per CPU, each computing a short burst and then moving itself to another
+// CPU with sched_setaffinity(0, {cpu}), over and over. Under the CFS
+// migration protocol a task carries its vruntime relative to the source
+// queue's min_vruntime; some tasks arrived far right of their new queue
+// and waited for seconds (> 70 s on the SPR). The RFC's PLACE_MIGRATE
+// placed a migrated task at the front or back of the destination, and
+// EEVDF carries a clamped lag instead (kernel-mechanisms.md section 9).
+// The test itself was not published; this is its description: -n threads
+// per CPU (default 50), each running -b usec bursts and hopping, -mode
+// random (a uniformly drawn other CPU, from the task's seeded generator)
+// or next (CPU + 1), for -d ms.
+//
+// What it measures is each task's runnable waits (enqueue to running,
+// what sched_info's run_delay sums, from Sim.OnRunDelay) in a per-task
+// histogram. The report is `perf sched latency -s max` (perf-sched(1),
+// builtin-sched.c output_lat_thread()) for the -top tasks with the
+// longest wait, then a summary: the worst task's max wait, the median
+// task's max, the p99.9 of all waits, and the vruntime spread (max - min)
+// over the tasks queued on each CPU at the end.
+//
+// The first wait of each task is from fork to its first run: the
+// placement of a new task (START_DEBIT under CFS), not of a migrated one;
+// the summary also gives the longest wait after a hop without it.
+//
+// Simplified: the engine parks a task that calls sched_setaffinity() on
+// itself and moves it at the next barrier, where the kernel preempts it
+// with the stopper at once; the move is a queued one (move_queued_task():
+// a dequeue and an enqueue without SLEEP/WAKEUP flags), so the CFS
+// relative-vruntime protocol and PLACE_MIGRATE act on it as on a load
+// balancing migration. It still counts as a wakeup in the counters. The
+// syscall is one OpSyscall. perf's TOTAL line covers the tasks listed;
+// here it covers every task, listed or not.
+type hopper struct {
+	Common
+	m        *hwmodel.Machine
+	perCPU   int
+	burstUS  int
+	durMS    int
+	mode     string
+	top      int
+	tasks    []*emu.Task
+	st       []*hopStat // per task, mutated only on the task's CPU
+	slot     map[*emu.Task]int
+	burstNS  int64
+	duration int64
+}
+
+// hopStat is one task's waits and hops.
+type hopStat struct {
+	h      *Hist // runnable waits, ns
+	sum    int64
+	max    int64
+	maxEnd int64 // when the longest wait ended
+	hops   int64
+	// The first wait is from fork to the first run (a new task's
+	// placement); maxHop is the longest of the later ones, each of which
+	// follows a hop.
+	started bool
+	maxHop  int64
+}
+
+const hopMaxPerCPU = 1000
+
+func init() {
+	Register(Spec{
+		Name: "hopper",
+		Doc:  "migration stress: threads run short bursts and move themselves to another CPU with sched_setaffinity; per-task runnable wait",
+		Examples: []string{
+			"emu run -topo xeon-e5-2x10 -workload hopper -n 50 -d 2000",
+			"emu run -topo spr-2s -workload hopper -n 50 -b 100 -d 5000 -mode random",
+		},
+		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
+			w := &hopper{}
+			AddCommon(fs, &w.Common)
+			fs.IntVar(&w.perCPU, "n", 50, "threads per CPU")
+			fs.IntVar(&w.burstUS, "b", 100, "usec of compute between hops")
+			fs.IntVar(&w.durMS, "d", 1000, "duration (ms)")
+			fs.StringVar(&w.mode, "mode", "random", "where a thread hops: random (another CPU, drawn uniformly) or next (CPU + 1)")
+			fs.IntVar(&w.top, "top", 10, "tasks listed in the latency table (longest max wait first)")
+			return func(m *hwmodel.Machine) (Workload, error) {
+				switch {
+				case w.perCPU < 1 || w.perCPU > hopMaxPerCPU:
+					return nil, flagErr("-n", "threads per CPU must be in 1..%d, got %d", hopMaxPerCPU, w.perCPU)
+				case w.burstUS < 1:
+					return nil, flagErr("-b", "burst must be >= 1 usec, got %d", w.burstUS)
+				case w.durMS < 1:
+					return nil, flagErr("-d", "duration must be >= 1 ms, got %d", w.durMS)
+				case w.mode != "random" && w.mode != "next":
+					return nil, flagErr("-mode", "unknown mode %q (allowed: random, next)", w.mode)
+				case w.top < 0:
+					return nil, flagErr("-top", "must be >= 0, got %d", w.top)
+				case len(m.CPUs) < 2:
+					return nil, flagErr("-topo", "a thread needs another CPU to hop to: machine has %d", len(m.CPUs))
+				}
+				w.m = m
+				w.burstNS = int64(w.burstUS) * 1000
+				w.duration = int64(w.durMS) * 1_000_000
+				return w, nil
+			}
+		},
+	})
+}
+
+func (w *hopper) Setup(s *emu.Sim) error {
+	g, err := w.Group(s)
+	if err != nil {
+		return err
+	}
+	n := len(w.m.CPUs)
+	total := w.perCPU * n
+	w.tasks = make([]*emu.Task, 0, total)
+	w.st = make([]*hopStat, total)
+	w.slot = make(map[*emu.Task]int, total)
+	for i := range total {
+		cpu := i % n
+		st := &hopStat{h: NewHist()}
+		w.st[i] = st
+		ran := false
+		prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+			if !ran {
+				ran = true
+				return emu.Run(w.burstNS)
+			}
+			ran = false
+			cur := t.CPU()
+			next := (cur + 1) % n
+			if w.mode == "random" {
+				next = t.Rand().IntN(n - 1)
+				if next >= cur {
+					next++
+				}
+			}
+			st.hops++
+			return emu.SetAffinity(next).With(hwmodel.OpSyscall)
+		})
+		t, err := s.NewTask(emu.TaskSpec{Comm: "hopper", CPU: cpu, CPUs: []int{cpu}, Group: g, Prog: prog})
+		if err != nil {
+			return err
+		}
+		w.tasks = append(w.tasks, t)
+		w.slot[t] = i
+	}
+	// The map is complete before the run and only read during it.
+	s.OnRunDelay(func(t *emu.Task, d int64) {
+		i, ok := w.slot[t]
+		if !ok {
+			return
+		}
+		st := w.st[i]
+		st.h.Add(uint64(d))
+		st.sum += d
+		if d > st.max {
+			st.max = d
+			st.maxEnd = t.Now()
+		}
+		if st.started {
+			st.maxHop = max(st.maxHop, d)
+		}
+		st.started = true
+	})
+	return nil
+}
+
+func (w *hopper) Limit() int64          { return w.duration }
+func (w *hopper) Done(*emu.Sim) bool    { return false }
+func (w *hopper) DurationBound() bool   { return true }
+func (w *hopper) taskName(i int) string { return fmt.Sprintf("%s:%d", w.tasks[i].Comm, w.tasks[i].PID) }
+
+// byMax orders the tasks as `perf sched latency -s max`: longest max
+// wait first (ties: lower pid first).
+func (w *hopper) byMax() []int {
+	idx := make([]int, len(w.tasks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if w.st[a].max != w.st[b].max {
+			return cmp64(w.st[b].max, w.st[a].max)
+		}
+		return w.tasks[a].PID - w.tasks[b].PID
+	})
+	return idx
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// hopSummary is what the summary block and Metrics report.
+type hopSummary struct {
+	waits, hops      int64
+	worst            int // task index with the longest wait
+	maxWait          int64
+	worstHop         int // task index with the longest wait after a hop
+	maxHopWait       int64
+	medianTaskMax    int64
+	p999, p99, avg   float64 // ns
+	spreadMax        uint64  // vruntime spread, ns of virtual time
+	spreadCPU        int
+	spreadMean       float64
+	runnableAtTheEnd int
+}
+
+func (w *hopper) summary() hopSummary {
+	var r hopSummary
+	all := NewHist()
+	var sum int64
+	maxes := make([]int64, len(w.st))
+	for i, st := range w.st {
+		all.Merge(st.h)
+		sum += st.sum
+		r.hops += st.hops
+		maxes[i] = st.max
+	}
+	order := w.byMax()
+	r.worst = order[0]
+	r.maxWait = w.st[r.worst].max
+	r.waits = int64(all.Count())
+	for i, st := range w.st {
+		if st.maxHop > r.maxHopWait {
+			r.worstHop, r.maxHopWait = i, st.maxHop
+		}
+	}
+	slices.Sort(maxes)
+	r.medianTaskMax = maxes[(len(maxes)-1)/2]
+	if r.waits > 0 {
+		v, _ := all.Percentile(99.9)
+		r.p999 = float64(v)
+		v, _ = all.Percentile(99)
+		r.p99 = float64(v)
+		r.avg = float64(sum) / float64(r.waits)
+	}
+	// The vruntime spread of the tasks on each runqueue at the end.
+	n := len(w.m.CPUs)
+	lo := make([]uint64, n)
+	hi := make([]uint64, n)
+	cnt := make([]int, n)
+	for _, t := range w.tasks {
+		if st := t.State(); st != emu.TaskRunnable && st != emu.TaskRunning {
+			continue
+		}
+		c := t.CPU()
+		v := t.Vruntime()
+		if cnt[c] == 0 || v < lo[c] {
+			lo[c] = v
+		}
+		if cnt[c] == 0 || v > hi[c] {
+			hi[c] = v
+		}
+		cnt[c]++
+		r.runnableAtTheEnd++
+	}
+	var tot float64
+	nq := 0
+	for c := range n {
+		if cnt[c] == 0 {
+			continue
+		}
+		sp := hi[c] - lo[c]
+		tot += float64(sp)
+		nq++
+		if sp > r.spreadMax || nq == 1 {
+			r.spreadMax, r.spreadCPU = sp, c
+		}
+	}
+	if nq > 0 {
+		r.spreadMean = tot / float64(nq)
+	}
+	return r
+}
+
+const (
+	perfLatDashes  = " -------------------------------------------------------------------------------------------------------------------------------------------"
+	perfLatFooter  = " -----------------------------------------------------------------------------------------------------------------"
+	perfLatFooter2 = " ---------------------------------------------------"
+)
+
+// usecStamp is timestamp__scnprintf_usec(): seconds.microseconds.
+func usecStamp(ns int64) string { return fmt.Sprintf("%d.%06d", ns/1e9, ns%1e9/1e3) }
+
+func (w *hopper) Report(out io.Writer, s *emu.Sim) error {
+	var b bytes.Buffer
+	// perf_sched__lat(): header, one line per task, TOTAL.
+	fmt.Fprintf(&b, "\n%s\n", perfLatDashes)
+	fmt.Fprintf(&b, "  Task                  |   Runtime ms  |  Count   | Avg delay ms    | Max delay ms    | Max delay start           | Max delay end          |\n")
+	fmt.Fprintf(&b, "%s\n", perfLatDashes)
+	var allRun, allCount int64
+	for _, t := range w.tasks {
+		allRun += t.SumExecRuntime()
+	}
+	for _, st := range w.st {
+		allCount += int64(st.h.Count())
+	}
+	for k, i := range w.byMax() {
+		if k >= w.top {
+			break
+		}
+		st := w.st[i]
+		if st.h.Count() == 0 {
+			continue // output_lat_thread(): no atoms, no line
+		}
+		name := fmt.Sprintf("  %s ", w.taskName(i))
+		if pad := 24 - len(name); pad > 0 {
+			name += strings.Repeat(" ", pad)
+		}
+		avg := st.sum / int64(st.h.Count())
+		fmt.Fprintf(&b, "%s|%11.3f ms |%9d | avg:%8.3f ms | max:%8.3f ms | max start: %12s s | max end: %12s s\n",
+			name, float64(w.tasks[i].SumExecRuntime())/1e6, st.h.Count(), float64(avg)/1e6, float64(st.max)/1e6,
+			usecStamp(st.maxEnd-st.max), usecStamp(st.maxEnd))
+	}
+	fmt.Fprintf(&b, "%s\n", perfLatFooter)
+	fmt.Fprintf(&b, "  TOTAL:                |%11.3f ms |%9d |\n", float64(allRun)/1e6, allCount)
+	fmt.Fprintf(&b, "%s\n\n", perfLatFooter2)
+
+	r := w.summary()
+	n := len(w.m.CPUs)
+	fmt.Fprintf(&b, "hopper: %d threads (%d per CPU x %d CPUs), %d usec bursts, %s hops, %d ms\n",
+		len(w.tasks), w.perCPU, n, w.burstUS, w.mode, w.durMS)
+	fmt.Fprintf(&b, "  hops:                      %d (%.0f /s)\n", r.hops, float64(r.hops)/(float64(w.duration)/1e9))
+	fmt.Fprintf(&b, "  runnable waits:            %d\n", r.waits)
+	fmt.Fprintf(&b, "  max wait, worst task:      %10.3f ms (%s)\n", float64(r.maxWait)/1e6, w.taskName(r.worst))
+	fmt.Fprintf(&b, "  max wait after a hop:      %10.3f ms (%s; the first wait, fork to first run, excluded)\n", float64(r.maxHopWait)/1e6, w.taskName(r.worstHop))
+	fmt.Fprintf(&b, "  max wait, median task:     %10.3f ms\n", float64(r.medianTaskMax)/1e6)
+	fmt.Fprintf(&b, "  p99.9 wait:                %10.3f ms\n", r.p999/1e6)
+	fmt.Fprintf(&b, "  p99 wait:                  %10.3f ms\n", r.p99/1e6)
+	fmt.Fprintf(&b, "  avg wait:                  %10.3f ms\n", r.avg/1e6)
+	fmt.Fprintf(&b, "  vruntime spread per rq:    max %.3f ms (cpu%d), mean %.3f ms, over %d queued tasks at the end\n",
+		float64(r.spreadMax)/1e6, r.spreadCPU, r.spreadMean/1e6, r.runnableAtTheEnd)
+	_, err := out.Write(b.Bytes())
+	return err
+}
+
+func (w *hopper) Metrics(*emu.Sim) Metrics {
+	r := w.summary()
+	return Metrics{Primary: "max_wait_ms", HigherIsBetter: false, Values: map[string]float64{
+		"max_wait_ms":             float64(r.maxWait) / 1e6,
+		"median_task_max_wait_ms": float64(r.medianTaskMax) / 1e6,
+		"max_wait_after_hop_ms":   float64(r.maxHopWait) / 1e6,
+		"p999_wait_ms":            r.p999 / 1e6,
+		"p99_wait_ms":             r.p99 / 1e6,
+		"avg_wait_ms":             r.avg / 1e6,
+		"hops_per_sec":            float64(r.hops) / (float64(w.duration) / 1e9),
+		"vruntime_spread_max_ms":  float64(r.spreadMax) / 1e6,
+		"vruntime_spread_mean_ms": r.spreadMean / 1e6,
+	}}
+}

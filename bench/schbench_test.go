@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+func TestSchbenchGolden(t *testing.T) {
+	_, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "schbench", "-m", "2", "-t", "4", "-r", "2")
+	golden(t, "schbench/hikey-8.golden", []byte(out))
+}
+
+// The pre-2023 loop (-c) with an interval report at second 2 and the
+// default worker count (-t 0: 8 CPUs / 2 message threads).
+func TestSchbenchClassicGolden(t *testing.T) {
+	_, out := runW(t, "hikey-8", "v5.15-cfs", 1, "schbench", "-m", "2", "-s", "10000", "-c", "100000", "-r", "3", "-i", "2")
+	golden(t, "schbench/hikey-8-classic.golden", []byte(out))
+}
+
+// calc_percentiles(): each percentile's bucket value, and the samples
+// between it and the previous percentile.
+func TestSchbenchPercentiles(t *testing.T) {
+	h := NewHist()
+	for v := uint64(1); v <= 100; v++ {
+		h.Add(v)
+	}
+	vals, counts := schPercentiles(h, schPlist)
+	wantV := []uint64{20, 50, 90, 99, 100}
+	wantC := []uint64{20, 30, 40, 9, 1}
+	for i := range schPlist {
+		if vals[i] != wantV[i] || counts[i] != wantC[i] {
+			t.Errorf("p%v = %d (%d samples), want %d (%d samples)", schPlist[i], vals[i], counts[i], wantV[i], wantC[i])
+		}
+	}
+	// All samples in one bucket: the later percentiles get 0 samples,
+	// as in the README's pipe-mode output.
+	h = NewHist()
+	for range 10 {
+		h.Add(7)
+	}
+	vals, counts = schPercentiles(h, schPlist)
+	if vals[4] != 7 || counts[0] != 10 || counts[1] != 0 {
+		t.Errorf("one bucket: vals %v counts %v, want all 7 and counts 10,0,0,0,0", vals, counts)
+	}
+}
+
+// More workers than CPUs: a woken worker waits behind running ones, so
+// the wakeup p99 grows by orders of magnitude.
+func TestSchbenchOverload(t *testing.T) {
+	fit := metric(t, "hikey-8", "v6.6-eevdf", "schbench", "-m", "2", "-t", "4", "-r", "1")
+	over := metric(t, "hikey-8", "v6.6-eevdf", "schbench", "-m", "2", "-t", "16", "-r", "1")
+	t.Logf("wakeup p99: -t 4 %.0f usec, -t 16 %.0f usec", fit, over)
+	if over < 10*fit {
+		t.Errorf("wakeup p99 with 32 workers on 8 CPUs %.0f usec, want >> %.0f with 8", over, fit)
+	}
+}
+
+func TestSchbenchBadInput(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-m", "9"}, "-m"}, // more message threads than CPUs
+		{[]string{"-m", "0"}, "-m"},
+		{[]string{"-r", "-1"}, "-r"},
+		{[]string{"-r", "0"}, "-r"},
+		{[]string{"-t", "-2"}, "-t"},
+		{[]string{"-m", "8", "-t", "200"}, "-t"}, // 1608 tasks on 8 CPUs
+		{[]string{"-R", "1000"}, "-R"},
+		{[]string{"-p", "4096"}, "-p"},
+		{[]string{"-s", "-5"}, "-s"},
+	} {
+		_, err := build(m, "schbench", tc.args...)
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != tc.flag {
+			t.Errorf("%v: err = %v, want a FlagError on %s", tc.args, err, tc.flag)
+		}
+	}
+}
+
+// The serial and parallel drivers give the same bytes.
+func TestSchbenchDeterminism(t *testing.T) {
+	m := machine(t, "hikey-8")
+	f, _, err := emu.ParseFeatures("v6.6-eevdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [2][]byte
+	for i, driver := range []string{"serial", "parallel"} {
+		w, err := build(m, "schbench", "-m", "2", "-t", "6", "-r", "1", "-n", "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 7, Driver: driver, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := w.Report(&b, res.Sim); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = b.Bytes()
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("serial and parallel reports differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+}
