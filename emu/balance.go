@@ -742,10 +742,15 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	src.unlockRQ(SymLoadBalance)
 	// The stopper on src attaches p to dst: attach_one_task() ->
 	// wakeup_preempt() -> resched_curr(dst), which must reach dst (an
-	// idle dst has no other event to notice need_resched by).
+	// idle dst has no other event to notice need_resched by). dst's
+	// clock is brought to the barrier first (an idle CPU's stands at its
+	// last event), and its new nr_running is published.
+	dst.advance(s.epochEnd)
 	dst.proxy = src.cpu
 	s.moveQueuedTask(p, dst.cpu)
 	dst.proxy = -1
+	dst.markDirty(p)
+	dst.republish = true
 	sd.Stats.ALBPushed++
 	src.events.push(event{t: src.now, kind: evMsg, msg: &message{kind: msgResched, from: dst.cpu}})
 	src.markDirty(p)

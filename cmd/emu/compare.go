@@ -18,7 +18,7 @@ const compareUsage = `usage: emu compare -base FEATURES -patch FEATURES [-seeds 
 
 Runs the workload N times (seeds -seed .. -seed+N-1) under each feature
 set and prints the kernel test robot's comparison table: the mean of each
-metric with its ±stddev% over the seeds, and the change. The workload's
+metric with its ±stddev%% over the seeds, and the change. The workload's
 metrics come first (its primary metric on top), then scheduler rates and
 counters, then the profile's self shares (perf-profile.self.cycles-pp.*,
 whose change is in percentage points, as lkp prints it).
@@ -28,7 +28,7 @@ own randomness (placement, wakeup order), not machine noise.
 
 examples:
   emu compare -base v6.6-eevdf -patch v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
-      -topo spr-2s -workload netperf -t UDP_RR -nr 100% -l 0.02 -cgroup docker
+      -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.02 -cgroup docker
   emu compare -base v6.6-eevdf,-RUN_TO_PARITY -patch v6.6-eevdf -topo spr-1s \
       -workload hackbench -g 28 -f 20 -T -l 50
 

@@ -33,7 +33,7 @@ of 20 senders and 20 receivers, 100 loops: hackbench's own defaults).
 
 examples:
   emu run
-  emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100% -l 0.05 -cgroup docker
+  emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.05 -cgroup docker
   emu run -topo epyc-9654-2s -features v6.6-eevdf,+TTWU_QUEUE_L2 -workload hackbench -g 32 -f 20 -T -p -l 200
   emu run -topo hikey-8 -workload schbench -m 2 -t 4 -r 2 -profile -schedstat sched.txt
   emu run -topo host -workload pipe -l 200000 -json > run.json

@@ -151,3 +151,18 @@ func TestInterruptsSignal(t *testing.T) {
 		t.Fatal("SIGINT did not close the stop channel")
 	}
 }
+
+// Every command's -h prints its usage cleanly (exit 0, no fmt errors).
+func TestHelpAll(t *testing.T) {
+	for _, c := range commands {
+		code, _, errs := runEmu(c.name, "-h")
+		if code != 0 || strings.Contains(errs, "%!") || !strings.Contains(errs, "usage: emu "+c.name) {
+			t.Errorf("emu %s -h: exit %d:\n%s", c.name, code, errs)
+		}
+	}
+	// A workload's flags are listed after -workload NAME.
+	_, _, errs := runEmu("run", "-workload", "schbench", "-h")
+	if !strings.Contains(errs, "-m int") {
+		t.Errorf("emu run -workload schbench -h lacks schbench's -m:\n%s", errs)
+	}
+}

@@ -1,0 +1,598 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// netperf over loopback as lkp runs it (lkp-tests tests/netperf: one
+// netserver, then nr_threads netperf processes against 127.0.0.1, each
+// served by its own forked netserver child): N client/server pairs on one
+// machine, every pair a netperf process and its netserver child. The
+// tests are netperf's omni ("MIGRATED") UDP_RR, UDP_STREAM and TCP_STREAM
+// (src/nettest_omni.c send_omni_inner() / recv_omni(); the classic output
+// of src/nettest_bsd.c).
+//
+// UDP_RR: the client sends a request (sendto(): syscall + udp_sendmsg()),
+// the loopback path runs it into the server's socket (dev_queue_xmit() ->
+// loopback_xmit() -> netif_rx() -> the NET_RX softirq, run from
+// local_bh_enable() in the sender's own context -> ip_rcv() -> udp_rcv()
+// -> __udp_enqueue_schedule_skb() -> sk_data_ready()), and the client
+// blocks in recvfrom() on its own socket; the server blocks in recvfrom(),
+// then sends the response the same way. sk_data_ready is
+// sock_def_readable() (net/core/sock.c), which wakes with
+// wake_up_interruptible_sync_poll(): the wakeup is WF_SYNC, and since the
+// softirq runs in the sender's context, current is the sender, which then
+// does block in recvfrom(). (-sync=false makes it a plain wakeup.)
+//
+// UDP_STREAM: the sender sends -m byte messages back to back; the
+// receiver's socket accepts a datagram while sk_rmem_alloc <= sk_rcvbuf
+// (212992), counting each at its skb truesize, and drops it otherwise
+// (__udp_enqueue_schedule_skb()); the sender never blocks and never sees
+// the drop. TCP_STREAM: the same, but the sender blocks in
+// sk_stream_wait_memory() when the window is full, and the receiver's
+// read returns the space (the ACK's tcp_check_space() ->
+// sk_stream_write_space(), a plain wakeup).
+//
+// Each socket receive queue is a semaphore owned by its reader; a stream
+// sender's free space is a semaphore it owns, holding the messages the
+// receiver can still take (its Pending() is what the UDP sender checks,
+// the TCP sender waits on it).
+//
+// Costs: the syscall and the socket layers are the preset's syscall,
+// sock_send and sock_recv; the loopback path adds loopbackFixedCycles per
+// packet plus the payload copies at loopbackBytesPerCycle (see below).
+//
+// Output: netperf's classic tables byte for byte (the title and data
+// format strings of nettest_bsd.c, trailing blanks included). lkp runs N
+// netperf processes and sums their results; printing N blocks would be
+// unreadable at 224 pairs, so the one block printed carries the
+// per-client mean (what each netperf prints) and, with N > 1, an rqemu
+// line "Aggregate: N clients, total X Trans/s" (or 10^6bits/sec) follows.
+//
+// Simplified: no netperf control connection, no CPU measurement (-c/-C),
+// no confidence intervals, no interim results; the test starts for every
+// pair at once and the elapsed time is the test length (netperf's
+// measured elapsed is within a few ms of it). Client i and server i start
+// on Spread(m, 2i) and Spread(m, 2i+1) (fork balancing puts each new
+// process on an idle CPU) and are free to migrate. TCP segmentation,
+// Nagle, delayed ACKs and window autotuning are not modeled: one send is
+// one segment, a read takes what is queued (up to the receive buffer) and
+// sends one ACK, and the window stays at the initial receive buffer
+// (131072 bytes). UDP send errors (the "Errors" column) never happen on
+// loopback. -l takes fractional seconds (netperf takes integers) so that
+// short runs are possible.
+type netperfBench struct {
+	Common
+	test    string
+	length  float64
+	nrArg   string
+	rrArg   string
+	msgSize int
+	sync    bool
+
+	m       *hwmodel.Machine
+	n       int
+	req     int // UDP_RR request size
+	resp    int // UDP_RR response size
+	dur     int64
+	credits int // STREAM: messages the receiver's buffer holds
+
+	// Per-pair counters, each written only by the one task named.
+	trans []int64 // UDP_RR: transactions completed (client i)
+	sent  []int64 // STREAM: messages sent (sender i)
+	drops []int64 // UDP_STREAM: of those, dropped at the receiver's socket (sender i)
+	recvd []int64 // STREAM: messages received (receiver i)
+}
+
+// Socket sizes netperf reports for a default run over loopback on Linux:
+// UDP gets net.core.wmem_default/rmem_default (212992); TCP the initial
+// tcp_wmem[1] = 16384 and tcp_rmem[1] = 131072.
+const (
+	udpSockBuf    = 212992
+	tcpSndBufInit = 16384
+	tcpRcvBufInit = 131072
+	// udpMaxPayload is netperf's default UDP_STREAM send size: the
+	// largest UDP datagram (65535 - 8 - 20), as netperf caps its default
+	// (the socket buffer) there.
+	udpMaxPayload = 65507
+)
+
+// The loopback path per packet, on top of the preset's sock_send (which
+// prices udp_sendmsg() down to the device) and sock_recv:
+//
+//   - loopbackFixedCycles: loopback_xmit() + netif_rx() + the NET_RX
+//     softirq's process_backlog() -> __netif_receive_skb() -> ip_rcv() ->
+//     udp_rcv() -> __udp_enqueue_schedule_skb(), run in the sender's
+//     context: 1500 cycles [E], 0.5 us at 3 GHz. Grounded in hardware.md
+//     C6 and the LKML mail it cites (Andrei Vagin, 2022-07-26, netperf
+//     -H ::1 -t UDP_RR): 95965 trans/s (10.4 us round trip) in gVisor,
+//     146460.80 trans/s (6.8 us) on the same host without it. One pair
+//     on spr-2s (3 GHz), 1-byte messages, per half trip: sendto() =
+//     syscall 200 + sock_send 2500 + loopback 1500 cycles = 1.40 us; the
+//     wakeup of the peer on its own idle CPU (ttwu, select, enqueue, IPI
+//     send and delivery, C1 exit, IPI entry: ~2.5 us); the peer's
+//     switch-in and recvfrom() = syscall 200 + sock_recv 1500 (0.57 us)
+//     plus schedule and pick: ~4.8 us, so a round trip of ~9.6 us, 104 K
+//     trans/s (measured: 103650), between the native and the gVisor
+//     figure; the loopback term is 1 us of it. (If a preset's sock_send
+//     already covers the receive softirq, this double counts 0.5 us per
+//     packet.) xeon-e5-2x10 gives 11.5 us, hikey-8 22.5 us.
+//   - loopbackBytesPerCycle: the payload is copied twice (copy_from_user
+//     into the skb, copy_to_user out of it; loopback skips the checksum,
+//     CHECKSUM_PARTIAL) at ~4 bytes/cycle per copy [E] (10-12 GB/s at
+//     2.4-3 GHz: large copies into freshly allocated skb memory miss the
+//     L1/L2); the sender's copy is charged with the send, the receiver's
+//     with the receive. At 1-byte messages it rounds to nothing.
+const (
+	loopbackFixedCycles   = 1500
+	loopbackBytesPerCycle = 4.0 // per copy
+)
+
+func init() {
+	Register(Spec{
+		Name: "netperf",
+		Doc:  "netperf over loopback: N netperf/netserver pairs running UDP_RR, UDP_STREAM or TCP_STREAM (as lkp runs it)",
+		Examples: []string{
+			"emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100% -l 1 -cgroup docker",
+			"emu run -topo xeon-e5-2x10 -workload netperf -t UDP_STREAM -m 64 -l 1",
+		},
+		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
+			w := &netperfBench{}
+			AddCommon(fs, &w.Common)
+			fs.StringVar(&w.test, "t", "UDP_RR", "test name (netperf's -t): UDP_RR, UDP_STREAM or TCP_STREAM")
+			fs.Float64Var(&w.length, "l", 10, "test length in seconds (netperf's -l; fractions allowed here)")
+			fs.StringVar(&w.nrArg, "nr", "1", "client/server pairs: a count, or a percentage of the CPUs (\"100%\" = as many as CPUs, lkp's nr_threads)")
+			fs.StringVar(&w.nrArg, "clients", "1", "same as -nr")
+			fs.StringVar(&w.rrArg, "r", "1,1", "UDP_RR request,response sizes in bytes (netperf's test-specific -r)")
+			fs.IntVar(&w.msgSize, "m", 0, "STREAM send size in bytes (netperf's test-specific -m); 0: netperf's default, 65507 for UDP, 16384 for TCP")
+			fs.BoolVar(&w.sync, "sync", true, "wake socket readers with WF_SYNC, as sock_def_readable() does")
+			return func(m *hwmodel.Machine) (Workload, error) {
+				return w.validate(m)
+			}
+		},
+	})
+}
+
+var netperfTests = []string{"UDP_RR", "UDP_STREAM", "TCP_STREAM"}
+
+func (w *netperfBench) validate(m *hwmodel.Machine) (Workload, error) {
+	w.test = strings.ToUpper(w.test)
+	ok := false
+	for _, t := range netperfTests {
+		ok = ok || t == w.test
+	}
+	if !ok {
+		return nil, flagErr("-t", "unknown test %q (allowed: %s)", w.test, strings.Join(netperfTests, ", "))
+	}
+	if !(w.length > 0) || w.length > 1e6 {
+		return nil, flagErr("-l", "test length must be a positive number of seconds, got %v", w.length)
+	}
+	w.dur = int64(math.Round(w.length * 1e9))
+	if w.dur < 1_000 {
+		return nil, flagErr("-l", "test length %v s is under a microsecond", w.length)
+	}
+	if len(m.CPUs) < 1 {
+		return nil, flagErr("-topo", "machine has no CPUs")
+	}
+	n, err := countOrPercentOfCPUs(w.nrArg, len(m.CPUs), 65536)
+	if err != nil {
+		return nil, flagErr("-nr", "%v", err)
+	}
+	w.n = n
+	req, resp, err := parseRRSizes(w.rrArg)
+	if err != nil {
+		return nil, flagErr("-r", "%v", err)
+	}
+	w.req, w.resp = req, resp
+	switch w.test {
+	case "UDP_STREAM":
+		if w.msgSize == 0 {
+			w.msgSize = udpMaxPayload
+		}
+		if w.msgSize < 1 || w.msgSize > udpMaxPayload {
+			return nil, flagErr("-m", "UDP send size must be 1..%d bytes, got %d", udpMaxPayload, w.msgSize)
+		}
+		// __udp_enqueue_schedule_skb() takes a datagram while
+		// sk_rmem_alloc <= sk_rcvbuf before adding it: one more than
+		// fit exactly.
+		w.credits = udpSockBuf/udpTruesize(w.msgSize) + 1
+	case "TCP_STREAM":
+		if w.msgSize == 0 {
+			w.msgSize = tcpSndBufInit
+		}
+		if w.msgSize < 1 || w.msgSize > 1<<24 {
+			return nil, flagErr("-m", "TCP send size must be 1..%d bytes, got %d", 1<<24, w.msgSize)
+		}
+		w.credits = max(1, tcpRcvBufInit/w.msgSize)
+	}
+	w.m = m
+	return w, nil
+}
+
+// countOrPercentOfCPUs parses a task count given as a number ("8") or as
+// a percentage of the machine's CPUs ("100%", "75%"), as lkp's
+// nr_threads: nr_cpu * pct / 100, rounded down, at least 1. Zero and
+// negative values are rejected; above 100% is allowed, up to limit.
+func countOrPercentOfCPUs(s string, cpus, limit int) (int, error) {
+	s = strings.TrimSpace(s)
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		p, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if err != nil || math.IsNaN(p) || math.IsInf(p, 0) {
+			return 0, fmt.Errorf("%q is not a percentage of the CPUs (allowed: a count like 8, or a percentage like 100%%)", s)
+		}
+		if p <= 0 {
+			return 0, fmt.Errorf("%q: the percentage must be positive", s)
+		}
+		n := int(math.Floor(float64(cpus) * p / 100))
+		if float64(cpus)*p/100 > float64(limit) {
+			return 0, fmt.Errorf("%q is more than %d tasks", s, limit)
+		}
+		return max(n, 1), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a count (allowed: a count like 8, or a percentage like 100%%)", s)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("count must be positive, got %d", n)
+	}
+	if n > limit {
+		return 0, fmt.Errorf("count %d is over the limit of %d", n, limit)
+	}
+	return n, nil
+}
+
+// parseRRSizes parses netperf's "-r req,resp" (one number sets both, as
+// netperf's break_args() does).
+func parseRRSizes(s string) (int, int, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return 0, 0, fmt.Errorf("%q: want request,response sizes in bytes, e.g. 1,1", s)
+	}
+	var v [2]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > udpMaxPayload {
+			return 0, 0, fmt.Errorf("%q: sizes must be 1..%d bytes (want request,response, e.g. 1,1)", s, udpMaxPayload)
+		}
+		v[i] = n
+	}
+	if len(parts) == 1 {
+		v[1] = v[0]
+	}
+	return v[0], v[1], nil
+}
+
+// udpTruesize approximates the skb truesize of a UDP datagram over
+// loopback (__ip_append_data()): up to SKB_MAX_ALLOC the skb is linear, a
+// kmalloc of payload + IP/UDP headers (28) + hh_len and alignment (31) +
+// skb_shared_info (320), rounded up to its slab size, plus the sk_buff
+// (256); a larger one puts the payload in page frags, charged as is.
+func udpTruesize(payload int) int {
+	const (
+		skbMaxAlloc = 16384 - 320 // SKB_MAX_ORDER(0, 2)
+		skbHead     = 256         // SKB_DATA_ALIGN(sizeof(struct sk_buff))
+	)
+	if linear := payload + 28 + 31; linear < skbMaxAlloc {
+		size := 512
+		for size < linear+320 {
+			size *= 2
+		}
+		return size + skbHead
+	}
+	return 512 + skbHead + payload
+}
+
+// netperfCopyNS is one copy of n payload bytes.
+func (w *netperfBench) netperfCopyNS(n int) int64 {
+	return int64(w.m.CyclesToNS(float64(n)/loopbackBytesPerCycle) + 0.5)
+}
+
+// sendNS is what a send of n bytes computes beyond sock_send: the
+// loopback path and the copy in.
+func (w *netperfBench) sendNS(n int) int64 {
+	return max(1, int64(w.m.CyclesToNS(loopbackFixedCycles)+0.5)+w.netperfCopyNS(n))
+}
+
+func (w *netperfBench) wake(sem *emu.Sem) emu.Action {
+	a := emu.Signal(sem)
+	if w.sync {
+		a = a.WithSync()
+	}
+	return a
+}
+
+func (w *netperfBench) Setup(s *emu.Sim) error {
+	g, err := w.Group(s)
+	if err != nil {
+		return err
+	}
+	switch w.test {
+	case "UDP_RR":
+		w.trans = make([]int64, w.n)
+	default:
+		w.sent = make([]int64, w.n)
+		w.drops = make([]int64, w.n)
+		w.recvd = make([]int64, w.n)
+	}
+	for i := 0; i < w.n; i++ {
+		var cli, srv emu.Program
+		var cliSems, srvSems []*emu.Sem
+		switch w.test {
+		case "UDP_RR":
+			reqQ := emu.NewSem(fmt.Sprintf("netserver%d.rx", i), 0)
+			respQ := emu.NewSem(fmt.Sprintf("netperf%d.rx", i), 0)
+			cli, srv = w.rrClient(i, reqQ, respQ), w.rrServer(reqQ, respQ)
+			cliSems, srvSems = []*emu.Sem{respQ}, []*emu.Sem{reqQ}
+		default:
+			data := emu.NewSem(fmt.Sprintf("netserver%d.rx", i), 0)
+			space := emu.NewSem(fmt.Sprintf("netperf%d.space", i), w.credits)
+			cli, srv = w.streamSender(i, data, space), w.streamReceiver(i, data, space)
+			cliSems, srvSems = []*emu.Sem{space}, []*emu.Sem{data}
+		}
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: Spread(w.m, 2*i), Group: g, Prog: cli, Sems: cliSems}); err != nil {
+			return err
+		}
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netserver", CPU: Spread(w.m, 2*i+1), Group: g, Prog: srv, Sems: srvSems}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rrClient is send_omni_inner()'s request/response loop: send the
+// request, wait for the response, count a transaction.
+func (w *netperfBench) rrClient(i int, reqQ, respQ *emu.Sem) emu.Program {
+	step := 0
+	sendNS, recvCopy := w.sendNS(w.req), w.netperfCopyNS(w.resp)
+	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		for {
+			st := step
+			step = (step + 1) % 4
+			switch st {
+			case 0: // sendto(): udp_sendmsg() and the loopback path
+				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+			case 1: // ... whose softirq wakes the server
+				return w.wake(reqQ)
+			case 2: // recvfrom() blocks until the response is queued
+				return emu.Wait(respQ).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+			case 3: // skb_copy_datagram_msg() of the response
+				if t.Now() <= w.dur {
+					w.trans[i]++
+				}
+				if recvCopy > 0 {
+					return emu.Run(recvCopy)
+				}
+			}
+		}
+	})
+}
+
+// rrServer is recv_omni()'s request/response loop: wait for a request,
+// send the response.
+func (w *netperfBench) rrServer(reqQ, respQ *emu.Sem) emu.Program {
+	step := 0
+	sendNS, recvCopy := w.sendNS(w.resp), w.netperfCopyNS(w.req)
+	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		for {
+			st := step
+			step = (step + 1) % 4
+			switch st {
+			case 0:
+				return emu.Wait(reqQ).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+			case 1:
+				if recvCopy > 0 {
+					return emu.Run(recvCopy)
+				}
+			case 2:
+				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+			case 3:
+				return w.wake(respQ)
+			}
+		}
+	})
+}
+
+// streamSender is send_omni_inner()'s stream loop. UDP: each sendto()
+// succeeds; the datagram is queued if the receiver's buffer has room
+// (a credit), else dropped in __udp_enqueue_schedule_skb(). TCP: the
+// sender sleeps in sk_stream_wait_memory() until the window opens.
+func (w *netperfBench) streamSender(i int, data, space *emu.Sem) emu.Program {
+	step := 0
+	sendNS := w.sendNS(w.msgSize)
+	tcp := w.test == "TCP_STREAM"
+	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		for {
+			st := step
+			step = (step + 1) % 3
+			switch st {
+			case 0:
+				if tcp { // tcp_sendmsg() waits for space first
+					return emu.Wait(space).With(hwmodel.OpSyscall)
+				}
+				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+			case 1:
+				if tcp {
+					return emu.Run(sendNS).With(hwmodel.OpSockSend)
+				}
+				w.countSent(i, t)
+				if space.Pending() == 0 { // rmem full: the datagram is dropped
+					if t.Now() <= w.dur {
+						w.drops[i]++
+					}
+					step = 0
+					continue
+				}
+				return emu.Wait(space) // a pending credit: taken at once
+			case 2:
+				if tcp {
+					w.countSent(i, t)
+				}
+				return w.wake(data)
+			}
+		}
+	})
+}
+
+func (w *netperfBench) countSent(i int, t *emu.Task) {
+	if t.Now() <= w.dur {
+		w.sent[i]++
+	}
+}
+
+// streamReceiver is recv_omni()'s stream loop. UDP: recvfrom() one
+// datagram, copy it out, and free its buffer space. TCP: one recv()
+// takes everything queued, up to the receive buffer (netperf's default
+// receive size); tcp_cleanup_rbuf() then sends the window update over
+// loopback, whose tcp_ack() -> tcp_check_space() -> sk_stream_write_space()
+// wakes the sender (a plain wakeup).
+func (w *netperfBench) streamReceiver(i int, data, space *emu.Sem) emu.Program {
+	step, got, freed := 0, 0, 0
+	ackNS := max(1, int64(w.m.CyclesToNS(loopbackFixedCycles)+0.5))
+	tcp := w.test == "TCP_STREAM"
+	batch := 1
+	if tcp {
+		batch = max(1, tcpRcvBufInit/w.msgSize)
+	}
+	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		for {
+			switch step {
+			case 0:
+				step, got, freed = 1, 1, 0
+				return emu.Wait(data).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+			case 1: // (TCP) the rest of what is queued, in the same read
+				if got < batch && data.Pending() > 0 {
+					got++
+					return emu.Wait(data)
+				}
+				step = 2
+				if t.Now() <= w.dur {
+					w.recvd[i] += int64(got)
+				}
+				if c := w.netperfCopyNS(got * w.msgSize); c > 0 {
+					return emu.Run(c)
+				}
+			case 2:
+				step = 3
+				if tcp {
+					return emu.Run(ackNS).With(hwmodel.OpSockSend)
+				}
+			case 3:
+				if freed == got {
+					step = 0
+					continue
+				}
+				freed++
+				return emu.Signal(space)
+			}
+		}
+	})
+}
+
+// Limit is the test length: the run is duration-bound.
+func (w *netperfBench) Limit() int64 { return w.dur }
+
+func (w *netperfBench) Done(*emu.Sim) bool { return false }
+
+// DurationBound: netperf runs for -l seconds.
+func (w *netperfBench) DurationBound() bool { return true }
+
+func (w *netperfBench) secs() float64 { return float64(w.dur) / 1e9 }
+
+func netperfSum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// mbits is netperf's 10^6bits/sec.
+func (w *netperfBench) mbits(msgs int64) float64 {
+	return float64(msgs) * float64(w.msgSize) * 8 / 1e6 / w.secs()
+}
+
+// Report prints netperf's classic output for one test (the per-client
+// mean, which is what each of the N netperf processes prints), and, with
+// more than one pair, an rqemu line with the sum over all of them.
+func (w *netperfBench) Report(out io.Writer, s *emu.Sim) error {
+	var b strings.Builder
+	n := float64(w.n)
+	secs := w.secs()
+	switch w.test {
+	case "UDP_RR":
+		total := float64(netperfSum(w.trans)) / secs
+		b.WriteString("MIGRATED UDP REQUEST/RESPONSE TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET : first burst 0\n")
+		b.WriteString("Local /Remote\n" +
+			"Socket Size   Request  Resp.   Elapsed  Trans.\n" +
+			"Send   Recv   Size     Size    Time     Rate         \n" +
+			"bytes  Bytes  bytes    bytes   secs.    per sec   \n\n")
+		fmt.Fprintf(&b, "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   \n", udpSockBuf, udpSockBuf, w.req, w.resp, secs, total/n)
+		fmt.Fprintf(&b, "%-6d %-6d\n", udpSockBuf, udpSockBuf)
+		if w.n > 1 {
+			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f Trans/s\n", w.n, total)
+		}
+	case "UDP_STREAM":
+		sent, recvd := netperfSum(w.sent), netperfSum(w.recvd)
+		b.WriteString("MIGRATED UDP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET\n")
+		b.WriteString("Socket  Message  Elapsed      Messages                \n" +
+			"Size    Size     Time         Okay Errors   Throughput\n" +
+			"bytes   bytes    secs            #      #   10^6bits/sec\n\n")
+		fmt.Fprintf(&b, "%6d  %6d   %-7.2f   %7d %6d    %7.2f\n%6d           %-7.2f   %7d           %7.2f\n\n",
+			udpSockBuf, w.msgSize, secs, int64(math.Round(float64(sent)/n)), 0, w.mbits(sent)/n,
+			udpSockBuf, secs, int64(math.Round(float64(recvd)/n)), w.mbits(recvd)/n)
+		if w.n > 1 {
+			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f 10^6bits/sec received (%.2f sent)\n", w.n, w.mbits(recvd), w.mbits(sent))
+		}
+	case "TCP_STREAM":
+		recvd := netperfSum(w.recvd)
+		b.WriteString("MIGRATED TCP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET\n")
+		b.WriteString("Recv   Send    Send                          \n" +
+			"Socket Socket  Message  Elapsed              \n" +
+			"Size   Size    Size     Time     Throughput  \n" +
+			"bytes  bytes   bytes    secs.    10^6bits/sec  \n\n")
+		fmt.Fprintf(&b, "%6d %6d %6d    %-6.2f   %7.2f   \n", tcpRcvBufInit, tcpSndBufInit, w.msgSize, secs, w.mbits(recvd)/n)
+		if w.n > 1 {
+			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f 10^6bits/sec\n", w.n, w.mbits(recvd))
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// Metrics: "throughput" is the sum over all pairs (transactions/s for
+// UDP_RR, received 10^6 bits/s for the streams), what lkp adds up.
+func (w *netperfBench) Metrics(*emu.Sim) Metrics {
+	secs := w.secs()
+	v := map[string]float64{"clients": float64(w.n), "elapsed_sec": secs}
+	switch w.test {
+	case "UDP_RR":
+		tr := netperfSum(w.trans)
+		total := float64(tr) / secs
+		v["throughput"] = total
+		v["throughput_per_client"] = total / float64(w.n)
+		v["transactions"] = float64(tr)
+		if tr > 0 {
+			v["rtt_usec"] = float64(w.n) * secs * 1e6 / float64(tr)
+		}
+	default:
+		sent, recvd := netperfSum(w.sent), netperfSum(w.recvd)
+		v["throughput"] = w.mbits(recvd)
+		v["throughput_per_client"] = w.mbits(recvd) / float64(w.n)
+		v["sent_mbits"] = w.mbits(sent)
+		v["messages_sent"] = float64(sent)
+		v["messages_received"] = float64(recvd)
+		if w.test == "UDP_STREAM" {
+			v["messages_dropped"] = float64(netperfSum(w.drops))
+		}
+	}
+	return Metrics{Primary: "throughput", HigherIsBetter: true, Values: v}
+}

@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+func TestNetperfGolden(t *testing.T) {
+	for _, c := range []struct {
+		name, topo string
+		args       []string
+	}{
+		{"udp_rr-1", "hikey-8", []string{"-l", "0.01"}},
+		{"udp_rr-4", "hikey-8", []string{"-t", "UDP_RR", "-nr", "4", "-l", "0.01", "-r", "64,1024"}},
+		{"udp_stream-64", "xeon-e5-2x10", []string{"-t", "UDP_STREAM", "-m", "64", "-l", "0.01"}},
+		{"tcp_stream-2", "hikey-8", []string{"-t", "TCP_STREAM", "-nr", "2", "-l", "0.01"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, out := runW(t, c.topo, "v6.6-eevdf", 1, "netperf", c.args...)
+			golden(t, "netperf/"+c.name+".golden", []byte(out))
+		})
+	}
+}
+
+// More client/server pairs give more transactions until the CPUs are
+// used up: on 8 CPUs, 1 -> 2 -> 4 -> 8 pairs scale, 16 do not double 8.
+func TestNetperfClientsScale(t *testing.T) {
+	var prev float64
+	for _, nr := range []string{"1", "2", "4", "8", "16"} {
+		tps := metric(t, "hikey-8", "v6.6-eevdf", "netperf", "-t", "UDP_RR", "-nr", nr, "-l", "0.01")
+		switch nr {
+		case "1":
+		case "16":
+			if tps > 1.3*prev {
+				t.Errorf("16 pairs: %.0f trans/s, more than 1.3x 8 pairs' %.0f: no saturation on 8 CPUs", tps, prev)
+			}
+		default:
+			if tps < 1.6*prev {
+				t.Errorf("%s pairs: %.0f trans/s, under 1.6x the previous %.0f", nr, tps, prev)
+			}
+		}
+		prev = tps
+	}
+}
+
+// The UDP_RR round trip of one pair on spr-2s comes out between the
+// native (6.8 us) and the gVisor (10.4 us) loopback figures of
+// hardware.md C6's source.
+func TestNetperfRTT(t *testing.T) {
+	res, _ := runW(t, "spr-2s", "v6.6-eevdf", 1, "netperf", "-l", "0.005")
+	rtt := res.Workload.Metrics(res.Sim).Values["rtt_usec"]
+	if rtt < 6 || rtt > 11 {
+		t.Errorf("one pair's UDP_RR round trip on spr-2s = %.2f us, want 6..11", rtt)
+	}
+}
+
+// UDP drops what the receivers' buffers cannot take when the receivers
+// do not get enough CPU; TCP never loses and never runs more than the
+// window ahead.
+func TestNetperfStreamFlowControl(t *testing.T) {
+	res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, "netperf", "-t", "UDP_STREAM", "-m", "64", "-nr", "16", "-l", "0.01")
+	v := res.Workload.Metrics(res.Sim).Values
+	if v["messages_dropped"] == 0 || v["messages_received"]+v["messages_dropped"] > v["messages_sent"] {
+		t.Errorf("UDP_STREAM, 16 pairs on 8 CPUs: sent %v, received %v, dropped %v: want drops, and received+dropped <= sent",
+			v["messages_sent"], v["messages_received"], v["messages_dropped"])
+	}
+	res, _ = runW(t, "hikey-8", "v6.6-eevdf", 1, "netperf", "-t", "TCP_STREAM", "-m", "1024", "-nr", "16", "-l", "0.01")
+	v = res.Workload.Metrics(res.Sim).Values
+	window := float64(16 * (tcpRcvBufInit / 1024))
+	if d := v["messages_sent"] - v["messages_received"]; d < 0 || d > window {
+		t.Errorf("TCP_STREAM: sent %v, received %v: in flight %v, want 0..%v", v["messages_sent"], v["messages_received"], d, window)
+	}
+	// Bigger messages carry more bytes per packet cost.
+	small := metric(t, "hikey-8", "v6.6-eevdf", "netperf", "-t", "UDP_STREAM", "-m", "64", "-l", "0.005")
+	big := metric(t, "hikey-8", "v6.6-eevdf", "netperf", "-t", "UDP_STREAM", "-m", "1024", "-l", "0.005")
+	if big < 4*small {
+		t.Errorf("UDP_STREAM: %.1f Mbit/s at -m 1024, under 4x the %.1f at -m 64", big, small)
+	}
+}
+
+// The serial and parallel drivers give the same report, byte for byte.
+func TestNetperfDeterministic(t *testing.T) {
+	m := machine(t, "hikey-8")
+	f, _, err := emu.ParseFeatures("v6.6-eevdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-t", "UDP_RR", "-nr", "6", "-l", "0.01", "-cgroup", "docker"},
+		{"-t", "UDP_STREAM", "-m", "64", "-nr", "12", "-l", "0.005"},
+	} {
+		var outs [2][]byte
+		for i, driver := range []string{"serial", "parallel"} {
+			w, err := build(m, "netperf", args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 3, Driver: driver, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := w.Report(&b, res.Sim); err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = b.Bytes()
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Errorf("%v: serial and parallel reports differ:\n%s\n---\n%s", args, outs[0], outs[1])
+		}
+	}
+}
+
+func TestNetperfBadFlags(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"-t", []string{"-t", "TCP_RR"}},
+		{"-nr", []string{"-nr", "0"}},
+		{"-nr", []string{"-nr", "-3"}},
+		{"-nr", []string{"-nr", "0%"}},
+		{"-nr", []string{"-clients", "lots"}},
+		{"-r", []string{"-r", "1,2,3"}},
+		{"-r", []string{"-r", "x,1"}},
+		{"-r", []string{"-r", "0,1"}},
+		{"-l", []string{"-l", "0"}},
+		{"-m", []string{"-t", "UDP_STREAM", "-m", "70000"}},
+	} {
+		_, err := build(m, "netperf", c.args...)
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != c.flag {
+			t.Errorf("%v: err = %v, want a FlagError on %s", c.args, err, c.flag)
+		}
+	}
+}
+
+func TestCountOrPercentOfCPUs(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		cpus int
+		want int
+	}{
+		{"100%", 224, 224}, {"75%", 224, 168}, {"150%", 8, 12}, {"1%", 8, 1}, {"8", 224, 8}, {" 25% ", 8, 2},
+	} {
+		got, err := countOrPercentOfCPUs(c.s, c.cpus, 65536)
+		if err != nil || got != c.want {
+			t.Errorf("countOrPercentOfCPUs(%q, %d) = %d, %v; want %d", c.s, c.cpus, got, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+func TestSysbenchGolden(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"threads-4", []string{"--threads", "4", "--time", "0.02"}},
+		{"threads-12-lock", []string{"--threads", "12", "--time", "0.02", "-commit-lock", "-commit-us", "50"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "sysbench", c.args...)
+			golden(t, "sysbench/"+c.name+".golden", []byte(out))
+		})
+	}
+}
+
+// More threads give more transactions up to the CPU count: on 8 CPUs,
+// 1 -> 2 -> 4 -> 8 threads scale, 16 do not beat 8 by much.
+func TestSysbenchThreadsScale(t *testing.T) {
+	var prev float64
+	for _, n := range []string{"1", "2", "4", "8", "16"} {
+		tps := metric(t, "hikey-8", "v6.6-eevdf", "sysbench", "--threads", n, "--time", "0.02", "-queries", "10")
+		switch n {
+		case "1":
+		case "16":
+			if tps > 1.2*prev {
+				t.Errorf("16 threads: %.0f tps, more than 1.2x 8 threads' %.0f: no saturation on 8 CPUs", tps, prev)
+			}
+		default:
+			if tps < 1.6*prev {
+				t.Errorf("%s threads: %.0f tps, under 1.6x the previous %.0f", n, tps, prev)
+			}
+		}
+		prev = tps
+	}
+}
+
+// The commit lock serializes: with a long critical section, tps cannot
+// exceed one commit per -commit-us, whatever the thread count.
+func TestSysbenchCommitLock(t *testing.T) {
+	free := metric(t, "hikey-8", "v6.6-eevdf", "sysbench", "--threads", "8", "--time", "0.02", "-queries", "4")
+	locked := metric(t, "hikey-8", "v6.6-eevdf", "sysbench", "--threads", "8", "--time", "0.02", "-queries", "4",
+		"-commit-lock", "-commit-us", "400")
+	if bound := 1e6 / 400.0; locked > bound*1.02 || locked >= free/2 {
+		t.Errorf("tps with a 400 us commit lock = %.0f (without: %.0f), want at most %.0f and under half", locked, free, bound)
+	}
+}
+
+// The serial and parallel drivers give the same report, byte for byte.
+func TestSysbenchDeterministic(t *testing.T) {
+	m := machine(t, "hikey-8")
+	f, _, err := emu.ParseFeatures("v6.6-eevdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [2][]byte
+	for i, driver := range []string{"serial", "parallel"} {
+		w, err := build(m, "sysbench", "--threads", "12", "--time", "0.01", "-queries", "6", "-commit-lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 5, Driver: driver, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Complete {
+			t.Fatalf("%s driver: sysbench did not complete", driver)
+		}
+		var b bytes.Buffer
+		if err := w.Report(&b, res.Sim); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = b.Bytes()
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("serial and parallel reports differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+}
+
+func TestSysbenchBadFlags(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"-threads", []string{"--threads", "0"}},
+		{"-threads", []string{"--threads", "-2"}},
+		{"-threads", []string{"--threads", "0%"}},
+		{"-threads", []string{"--threads", "many"}},
+		{"-time", []string{"--time", "0"}},
+		{"-queries", []string{"-queries", "1"}},
+		{"-query-us", []string{"-query-us", "0"}},
+		{"-query-jitter", []string{"-query-jitter", "1"}},
+		{"-percentile", []string{"--percentile", "101"}},
+		{"-commit-us", []string{"-commit-lock", "-commit-us", "0"}},
+	} {
+		_, err := build(m, "sysbench", c.args...)
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != c.flag {
+			t.Errorf("%v: err = %v, want a FlagError on %s", c.args, err, c.flag)
+		}
+	}
+}
+
+// sysbench reports a percentile at its histogram's bucket value.
+func TestSysbenchPercentileBuckets(t *testing.T) {
+	h := NewHist()
+	for i := 1; i <= 100; i++ {
+		h.Add(uint64(i) * 100_000) // 0.1 .. 10 ms
+	}
+	got := sysbenchPct(h, 95)
+	// 9.5 ms falls in the bucket whose value is 9.56 ms (1024 buckets,
+	// 0.001..100000 ms: a ratio of 1.0182 per bucket).
+	if got < 9.39 || got > 9.74 {
+		t.Errorf("95th percentile of 0.1..10 ms = %.3f ms, want ≈9.5 at a bucket value", got)
+	}
+}
+
+// Regression: active balancing pushed a running backend to an idle CPU
+// without kicking it (emu/balance.go activeBalance() -> moveQueuedTask()
+// with no resched IPI), and the backend sat runnable there until the
+// run's safety bound. With equal statement costs the pushes happen.
+func TestSysbenchActiveBalancePush(t *testing.T) {
+	res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, "sysbench", "--threads", "2", "--time", "0.05", "-query-jitter", "0")
+	if secs := res.Workload.Metrics(res.Sim).Values["total_sec"]; secs > 0.06 {
+		t.Errorf("total time %.4f s for --time 0.05: a thread stalled", secs)
+	}
+}
