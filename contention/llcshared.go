@@ -55,6 +55,17 @@ func NewLLCShared(s *Space, name string, home int) *LLCShared {
 	return &LLCShared{h: alignedHot[llcSharedLine](), line: s.newLine(name, home, KindLLCShared), name: name}
 }
 
+// Init sets the words as they stand before the run (an unlogged set-up
+// store, before any CPU goroutine runs).
+func (c *LLCShared) Init(hasIdleCores bool, nrIdleScan int) {
+	var x int32
+	if hasIdleCores {
+		x = 1
+	}
+	c.h.hasIdleCores.Store(x)
+	c.h.nrIdleScan.Store(int32(nrIdleScan))
+}
+
 // LLCShared returns an LLCShared packed with the Pack's other members.
 func (p *Pack) LLCShared(name string) *LLCShared {
 	return &LLCShared{h: packSlot[llcSharedLine](p), line: p.line(0, KindLLCShared), name: name}

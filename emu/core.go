@@ -52,6 +52,13 @@ type RQ struct {
 	// value plus this CPU's own writes.
 	tgDelta []int64
 
+	// newidleSD and newidleCost are the last domain a newidle balance
+	// walked in this epoch and what it cost without the coherence
+	// stalls, which the barrier adds once the weave has priced them
+	// (the kernel's sched_clock() delta includes them).
+	newidleSD   *Domain
+	newidleCost int64
+
 	// trace is this CPU's sched_switch/sched_wakeup records (with
 	// Sim.EnableTrace), merged in (time, CPU) order when written.
 	trace []traceRec

@@ -97,6 +97,7 @@ func (rq *RQ) newidleBalance() {
 		pulled, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
 		cost := rq.now - t0
 		sd.updateNewidleCost(cost, rq.now)
+		rq.newidleSD, rq.newidleCost = sd, cost
 		curr += cost
 		t0 = rq.now
 		// Stop searching for tasks to pull if we will have one.

@@ -152,11 +152,11 @@ func New(cfg Config) (*Sim, error) {
 		s.logs = append(s.logs, rq.log)
 	}
 	s.uclampUsed = cfg.Features.Has(UCLAMP)
+	s.llcSnap = make([]llcSnap, m.NumCPUs())
 	s.buildDomains()
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
 	s.snap = make([]cpuSnap, m.NumCPUs())
-	s.llcSnap = make([]llcSnap, m.NumCPUs())
 	for _, c := range m.Cores {
 		if len(c) > 1 {
 			s.smtActive = true
@@ -323,6 +323,20 @@ func (s *Sim) barrier() {
 	res := s.space.Weave(s.logs)
 	for _, rq := range s.cpus {
 		st := res.StallNS[rq.cpu]
+		if rq.newidleSD != nil {
+			// update_newidle_cost() measures the balance with
+			// sched_clock(): its cache misses count. Charge the
+			// balancing sites' stall of this epoch to the last
+			// domain walked (the largest, which dominates).
+			var stall float64
+			for _, c := range res.CPUSites(rq.cpu) {
+				if s.siteSym[c.Site] == SymLoadBalance {
+					stall += c.NS
+				}
+			}
+			rq.newidleSD.updateNewidleCost(rq.newidleCost+int64(stall), s.epochEnd)
+			rq.newidleSD = nil
+		}
 		if st == 0 {
 			continue
 		}

@@ -238,6 +238,16 @@ func (s *Sim) buildDomains() {
 		} else {
 			info.shared = contention.NewLLCShared(s.space, fmt.Sprintf("sd_llc_shared[%d]", info.id), m.CPUs[cpu].Node)
 			shared[info.id] = info.shared
+			// The machine was idle before the workload starts, as a
+			// benchmark's machine is: idle entry set has_idle_cores
+			// (__update_idle_core()), and the idle LLC's periodic
+			// balance set nr_idle_scan to the LLC weight
+			// (update_idle_cpu_scan() at zero utilization). A freshly
+			// booted kernel has them zeroed until its first balance;
+			// starting from boot would run the first LLC balance
+			// interval (sd_weight ms) with idle scanning off.
+			info.shared.Init(true, info.size)
+			s.llcSnap[info.id] = llcSnap{hasIdleCores: true, nrIdleScan: info.size}
 		}
 		s.llc[cpu] = info
 	}

@@ -22,7 +22,7 @@ func traceSim(t *testing.T, driver string) *Sim {
 	sem := NewSem("wakee", 0)
 	spawn(t, s, TaskSpec{Comm: "wakee", CPU: 1, Group: g, Prog: Loop(Wait(sem), Run(50_000)), Sems: []*Sem{sem}})
 	spawn(t, s, TaskSpec{Comm: "waker", CPU: 0, Prog: Loop(Run(200_000), Signal(sem), Sleep(100_000))})
-	spawn(t, s, TaskSpec{Comm: "hog", CPU: 0, Nice: 5, Prog: Hog()})
+	mustTask(t, s, TaskSpec{Comm: "hog", CPU: 0, Nice: 5, Prog: Hog()})
 	mustTask(t, s, TaskSpec{Comm: "hog2", CPU: 0, Prog: Hog()})
 	n := 0
 	spawn(t, s, TaskSpec{Comm: "short", CPU: 1, Prog: ProgramFunc(func(*Task) Action {
