@@ -43,3 +43,21 @@ func BenchmarkPipe(b *testing.B) {
 		b.Run(d, func(b *testing.B) { benchRun(b, "hikey-8", d, "pipe", "-l", "20000") })
 	}
 }
+
+// BenchmarkNetperfUDPRR is the tgload-udprr load: netperf UDP_RR with as
+// many client/server pairs as CPUs (448 tasks) on the 224-CPU spr-2s, in
+// the docker cgroup, for 2 ms of virtual time per iteration.
+func BenchmarkNetperfUDPRR(b *testing.B) {
+	for _, d := range []string{"parallel", "serial"} {
+		b.Run("spr-2s/100%/"+d, func(b *testing.B) {
+			benchRun(b, "spr-2s", d, "netperf", "-t", "UDP_RR", "-nr", "100%", "-l", "0.002", "-cgroup", "docker")
+		})
+	}
+}
+
+// BenchmarkHackbench is the default `emu run`: hackbench -g 10 on spr-2s.
+func BenchmarkHackbench(b *testing.B) {
+	for _, d := range []string{"parallel", "serial"} {
+		b.Run("spr-2s/g10/"+d, func(b *testing.B) { benchRun(b, "spr-2s", d, "hackbench") })
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -51,6 +52,7 @@ type reproducer struct {
 	stderr  io.Writer
 	stop    <-chan struct{}
 	perfCmd string
+	fit     bool
 }
 
 func runReproduce(args []string, stdout, stderr io.Writer) error {
@@ -68,6 +70,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&r.all, "all", false, "also run the settings the publication reports as within noise")
 	fs.StringVar(&r.perfCmd, "perf", "perf", "the perf binary host-pipe runs (skipped when not found)")
 	fs.StringVar(&r.e.calib, "calib", "", "calibration FILE for the host preset (host-pipe)")
+	fs.BoolVar(&r.fit, "fit", false, "host-pipe: calibrate the host preset first (emu calibrate -quick, a few seconds), unless -calib is given")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -268,7 +271,21 @@ func reproHostPipe(r *reproducer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "host-pipe: the real kernel here vs the emulated host preset (%d CPUs, %s), v6.6-eevdf\n\n", len(m.CPUs), m.Name)
+	calibNote := "uncalibrated: the preset's generic kernel costs"
+	switch {
+	case r.e.calib != "":
+		calibNote = "calibrated from " + r.e.calib
+	case r.fit:
+		rep, err := contention.Calibrate(m, contention.CalibrateOptions{PingPongRounds: 20000, HammerDur: 100 * time.Millisecond, PipeRounds: 500})
+		if err != nil {
+			return err
+		}
+		if m, err = rep.Calib.Apply(m); err != nil {
+			return err
+		}
+		calibNote = "calibrated just now (emu calibrate -quick)"
+	}
+	fmt.Fprintf(r.out, "host-pipe: the real kernel here vs the emulated host preset (%d CPUs, %s), v6.6-eevdf\n\n", len(m.CPUs), calibNote)
 	type bench2 struct {
 		what     string
 		perfArgs []string
@@ -300,7 +317,9 @@ func reproHostPipe(r *reproducer) error {
 		realVal := parseFirst(b.re, realOut)
 		fmt.Fprintf(r.out, "  real:     %.3f\n  emulated: %.3f\n  emulated/real: %.2f\n\n", realVal, emuVal, emuVal/max(realVal, 1e-9))
 	}
-	fmt.Fprintf(r.out, "The host preset's kernel costs come from its spec; run emu calibrate -o host.calib.yaml and pass -calib to fit them to this machine.\n")
+	if r.e.calib == "" && !r.fit {
+		fmt.Fprintf(r.out, "The host preset's kernel costs come from its spec: pass -fit (or -calib FILE from emu calibrate -o) to fit them to this machine.\n")
+	}
 	return nil
 }
 

@@ -166,3 +166,31 @@ func TestHelpAll(t *testing.T) {
 		t.Errorf("emu run -workload schbench -h lacks schbench's -m:\n%s", errs)
 	}
 }
+
+func TestReproduceHostPipe(t *testing.T) {
+	code, out, errs := runEmu("reproduce", "-perf", "/nonexistent/perf", "host-pipe")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"== perf bench sched pipe -l 20000 (usecs/op)", "real:     skipped (/nonexistent/perf not found)",
+		"== perf bench sched messaging -l 20 (Total time [sec])", "emulated: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The study's table, on a sliver of virtual time (the numbers are not
+// checked here; the closing note of the issue quotes a full run).
+func TestReproduceTgloadShape(t *testing.T) {
+	code, out, errs := runEmu("reproduce", "-l", "0.0002", "-driver", "serial", "tgload-udprr")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"nr_client |", "100%      |", "75%       |", "9703     28011   +188.7%",
+		"update_cfs_group", "update_load_avg", "wakeups/s", "top of the base profile"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
