@@ -1,37 +1,14 @@
 package emu
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rqemu/rqemu/hwmodel"
+	gold "github.com/rqemu/rqemu/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update, then review the diff):\n%s", path, got)
-	}
-}
+// golden compares got with testdata/<name> (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) { gold.Check(t, name, got) }
 
 func machine(t testing.TB, name string) *hwmodel.Machine {
 	t.Helper()

@@ -1,34 +1,10 @@
 package hwmodel
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
+
+	gold "github.com/rqemu/rqemu/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with the file testdata/<name>, or rewrites the file
-// with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update and review the diff):\n--- got ---\n%s", path, got)
-	}
-}
+// golden compares got with testdata/<name> (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) { gold.Check(t, name, got) }
