@@ -1,6 +1,9 @@
 package bench
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Hist is a log-linear latency histogram with schbench's (and fio's)
 // bucketing: PLAT_BITS = 8, so 256 buckets per power of two above 512 and
@@ -88,7 +91,7 @@ func (h *Hist) Percentile(p float64) (val, count uint64) {
 	for k := range h.buckets {
 		keys = append(keys, k)
 	}
-	sortInts(keys)
+	slices.Sort(keys)
 	var seen uint64
 	for _, k := range keys {
 		seen += h.buckets[k]
@@ -98,12 +101,4 @@ func (h *Hist) Percentile(p float64) (val, count uint64) {
 	}
 	last := keys[len(keys)-1]
 	return platIdxToVal(last), h.buckets[last]
-}
-
-func sortInts(a []int) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
 }

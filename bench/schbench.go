@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -515,7 +516,7 @@ func schPercentiles(h *Hist, plist []float64) (vals, counts []uint64) {
 	for k := range h.buckets {
 		keys = append(keys, k)
 	}
-	sortInts(keys)
+	slices.Sort(keys)
 	var sum uint64
 	j := 0
 	if len(keys) == 0 {
