@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestHackbenchGolden(t *testing.T) {
@@ -118,43 +115,6 @@ func TestHackbenchDeterminism(t *testing.T) {
 		// Two sockets (wake lists across LLCs), pipes, a cgroup.
 		{"xeon-e5-2x10", []string{"messaging", "-g", "1", "-l", "5", "-p", "-t", "-cgroup", "docker"}},
 	} {
-		serial := runBytes(t, c.topo, "serial", c.args...)
-		parallel := runBytes(t, c.topo, "parallel", c.args...)
-		if !bytes.Equal(serial, parallel) {
-			t.Errorf("%s %v: serial and parallel drivers differ:\nserial:\n%s\nparallel:\n%s", c.topo, c.args, serial, parallel)
-		}
+		driversAgree(t, c.topo, "v6.6-eevdf", 1, 2, c.args...)
 	}
-}
-
-// runBytes runs a workload with a driver and returns its report, the
-// /proc/schedstat counters and every task's counters.
-func runBytes(t *testing.T, topo, driver string, args ...string) []byte {
-	t.Helper()
-	m := machine(t, topo)
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := build(m, args[0], args[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 1, Driver: driver, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete {
-		t.Fatalf("%s %v, %s driver: run did not complete", topo, args, driver)
-	}
-	var b bytes.Buffer
-	if err := w.Report(&b, res.Sim); err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Sim.WriteSchedstat(&b); err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Sim.WriteTaskStats(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }

@@ -75,3 +75,48 @@ func metric(t testing.TB, topo, feat string, name string, args ...string) float6
 	}
 	return v
 }
+
+// driversAgree runs a workload (args[0], its flags after) under the
+// serial and the parallel driver and fails unless both complete with the
+// same bytes: the report, /proc/schedstat and every task's counters.
+func driversAgree(t *testing.T, topo, feat string, seed uint64, workers int, args ...string) {
+	t.Helper()
+	serial := runBytes(t, topo, feat, seed, "serial", workers, args...)
+	parallel := runBytes(t, topo, feat, seed, "parallel", workers, args...)
+	if !bytes.Equal(serial, parallel) {
+		t.Errorf("%s %s %v: serial and parallel drivers differ:\nserial:\n%s\nparallel:\n%s", topo, feat, args, serial, parallel)
+	}
+}
+
+// runBytes runs a workload with a driver and returns its report, the
+// /proc/schedstat counters and every task's counters.
+func runBytes(t *testing.T, topo, feat string, seed uint64, driver string, workers int, args ...string) []byte {
+	t.Helper()
+	m := machine(t, topo)
+	f, _, err := emu.ParseFeatures(feat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := build(m, args[0], args[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: seed, Driver: driver, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete {
+		t.Fatalf("%s %v, %s driver: run did not complete", topo, args, driver)
+	}
+	var b bytes.Buffer
+	if err := w.Report(&b, res.Sim); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Sim.WriteSchedstat(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Sim.WriteTaskStats(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}

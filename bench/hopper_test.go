@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestHopperGolden(t *testing.T) {
@@ -61,28 +58,5 @@ func TestHopperBadInput(t *testing.T) {
 // The run-delay callback runs on every CPU's goroutine: the parallel
 // driver must give the serial driver's bytes.
 func TestHopperDeterminism(t *testing.T) {
-	m := machine(t, "hikey-8")
-	f, _, err := emu.ParseFeatures("v5.15-cfs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var outs [2][]byte
-	for i, driver := range []string{"serial", "parallel"} {
-		w, err := build(m, "hopper", "-n", "3", "-d", "100", "-mode", "next")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 3, Driver: driver, Workers: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := w.Report(&b, res.Sim); err != nil {
-			t.Fatal(err)
-		}
-		outs[i] = b.Bytes()
-	}
-	if !bytes.Equal(outs[0], outs[1]) {
-		t.Errorf("serial and parallel reports differ:\n%s\n---\n%s", outs[0], outs[1])
-	}
+	driversAgree(t, "hikey-8", "v5.15-cfs", 3, 4, "hopper", "-n", "3", "-d", "100", "-mode", "next")
 }

@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestNetperfGolden(t *testing.T) {
@@ -88,34 +85,11 @@ func TestNetperfStreamFlowControl(t *testing.T) {
 
 // The serial and parallel drivers give the same report, byte for byte.
 func TestNetperfDeterministic(t *testing.T) {
-	m := machine(t, "hikey-8")
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, args := range [][]string{
-		{"-t", "UDP_RR", "-nr", "6", "-l", "0.01", "-cgroup", "docker"},
-		{"-t", "UDP_STREAM", "-m", "64", "-nr", "12", "-l", "0.005"},
+		{"netperf", "-t", "UDP_RR", "-nr", "6", "-l", "0.01", "-cgroup", "docker"},
+		{"netperf", "-t", "UDP_STREAM", "-m", "64", "-nr", "12", "-l", "0.005"},
 	} {
-		var outs [2][]byte
-		for i, driver := range []string{"serial", "parallel"} {
-			w, err := build(m, "netperf", args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 3, Driver: driver, Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			if err := w.Report(&b, res.Sim); err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = b.Bytes()
-		}
-		if !bytes.Equal(outs[0], outs[1]) {
-			t.Errorf("%v: serial and parallel reports differ:\n%s\n---\n%s", args, outs[0], outs[1])
-		}
+		driversAgree(t, "hikey-8", "v6.6-eevdf", 3, 2, args...)
 	}
 }
 

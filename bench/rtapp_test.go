@@ -1,15 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 // writeJSON puts a description in a temporary file and returns its path.
@@ -266,30 +263,7 @@ func isFlagErr(err error, flag string) bool {
 
 // Serial and parallel drivers print the same report.
 func TestRtAppDeterminism(t *testing.T) {
-	m := machine(t, "hikey-8")
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reports [2]string
-	for i, driver := range []string{"serial", "parallel"} {
-		w, err := build(m, "rtapp", "-f", "testdata/rtapp/example.json", "-d", "0.1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 3, Driver: driver, Workers: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := w.Report(&b, res.Sim); err != nil {
-			t.Fatal(err)
-		}
-		reports[i] = b.String()
-	}
-	if reports[0] != reports[1] {
-		t.Errorf("serial and parallel reports differ:\n%s\n%s", reports[0], reports[1])
-	}
+	driversAgree(t, "hikey-8", "v6.6-eevdf", 3, 4, "rtapp", "-f", "testdata/rtapp/example.json", "-d", "0.1")
 }
 
 // The example users copy parses and runs: its duration is 2 s, cut here.

@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestSchbenchGolden(t *testing.T) {
@@ -84,28 +81,5 @@ func TestSchbenchBadInput(t *testing.T) {
 
 // The serial and parallel drivers give the same bytes.
 func TestSchbenchDeterminism(t *testing.T) {
-	m := machine(t, "hikey-8")
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var outs [2][]byte
-	for i, driver := range []string{"serial", "parallel"} {
-		w, err := build(m, "schbench", "-m", "2", "-t", "6", "-r", "1", "-n", "2")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 7, Driver: driver, Workers: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := w.Report(&b, res.Sim); err != nil {
-			t.Fatal(err)
-		}
-		outs[i] = b.Bytes()
-	}
-	if !bytes.Equal(outs[0], outs[1]) {
-		t.Errorf("serial and parallel reports differ:\n%s\n---\n%s", outs[0], outs[1])
-	}
+	driversAgree(t, "hikey-8", "v6.6-eevdf", 7, 4, "schbench", "-m", "2", "-t", "6", "-r", "1", "-n", "2")
 }

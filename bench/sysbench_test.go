@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestSysbenchGolden(t *testing.T) {
@@ -57,33 +54,7 @@ func TestSysbenchCommitLock(t *testing.T) {
 
 // The serial and parallel drivers give the same report, byte for byte.
 func TestSysbenchDeterministic(t *testing.T) {
-	m := machine(t, "hikey-8")
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var outs [2][]byte
-	for i, driver := range []string{"serial", "parallel"} {
-		w, err := build(m, "sysbench", "--threads", "12", "--time", "0.01", "-queries", "6", "-commit-lock")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 5, Driver: driver, Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Complete {
-			t.Fatalf("%s driver: sysbench did not complete", driver)
-		}
-		var b bytes.Buffer
-		if err := w.Report(&b, res.Sim); err != nil {
-			t.Fatal(err)
-		}
-		outs[i] = b.Bytes()
-	}
-	if !bytes.Equal(outs[0], outs[1]) {
-		t.Errorf("serial and parallel reports differ:\n%s\n---\n%s", outs[0], outs[1])
-	}
+	driversAgree(t, "hikey-8", "v6.6-eevdf", 5, 2, "sysbench", "--threads", "12", "--time", "0.01", "-queries", "6", "-commit-lock")
 }
 
 func TestSysbenchBadFlags(t *testing.T) {
