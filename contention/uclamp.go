@@ -179,20 +179,12 @@ func checkClamp(id UclampID, value uint32) {
 // then MAX): call Inc for MIN before MAX, or use IncTask.
 func (u *UclampRQ) Inc(l *Log, now int64, site Site, id UclampID, value uint32) {
 	checkClamp(id, value)
-	var t touches
-	sample := l.sampleDue()
-	t0 := int64(0)
-	if sample {
-		t0 = hostNow()
-	}
-	u.inc(&t, id, value)
-	if id == UclampMax {
-		u.clearIdle(&t)
-	}
-	if sample {
-		l.sampled(u.lines[0], t.n, t0)
-	}
-	t.flush(l, now, site, &u.lines)
+	u.update(l, now, site, func(t *touches) {
+		u.inc(t, id, value)
+		if id == UclampMax {
+			u.clearIdle(t)
+		}
+	})
 }
 
 // IncTask is core.c: uclamp_rq_inc() for a task with clamps min and max:
@@ -201,15 +193,24 @@ func (u *UclampRQ) Inc(l *Log, now int64, site Site, id UclampID, value uint32) 
 func (u *UclampRQ) IncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
+	u.update(l, now, site, func(t *touches) {
+		u.inc(t, UclampMin, minV)
+		u.inc(t, UclampMax, maxV)
+		u.clearIdle(t)
+	})
+}
+
+// update runs the accounting f, which marks the lines it touches, timing
+// it on the host when the log's sample is due, then logs each touched
+// line once.
+func (u *UclampRQ) update(l *Log, now int64, site Site, f func(*touches)) {
 	var t touches
 	sample := l.sampleDue()
 	t0 := int64(0)
 	if sample {
 		t0 = hostNow()
 	}
-	u.inc(&t, UclampMin, minV)
-	u.inc(&t, UclampMax, maxV)
-	u.clearIdle(&t)
+	f(&t)
 	if sample {
 		l.sampled(u.lines[0], t.n, t0)
 	}
@@ -260,17 +261,7 @@ func (u *UclampRQ) clearIdle(t *touches) {
 // warns).
 func (u *UclampRQ) Dec(l *Log, now int64, site Site, id UclampID, value uint32) {
 	checkClamp(id, value)
-	var t touches
-	sample := l.sampleDue()
-	t0 := int64(0)
-	if sample {
-		t0 = hostNow()
-	}
-	u.dec(&t, id, value)
-	if sample {
-		l.sampled(u.lines[0], t.n, t0)
-	}
-	t.flush(l, now, site, &u.lines)
+	u.update(l, now, site, func(t *touches) { u.dec(t, id, value) })
 }
 
 // DecTask is core.c: uclamp_rq_dec(): Dec for UCLAMP_MIN then UCLAMP_MAX,
@@ -278,18 +269,10 @@ func (u *UclampRQ) Dec(l *Log, now int64, site Site, id UclampID, value uint32) 
 func (u *UclampRQ) DecTask(l *Log, now int64, site Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
-	var t touches
-	sample := l.sampleDue()
-	t0 := int64(0)
-	if sample {
-		t0 = hostNow()
-	}
-	u.dec(&t, UclampMin, minV)
-	u.dec(&t, UclampMax, maxV)
-	if sample {
-		l.sampled(u.lines[0], t.n, t0)
-	}
-	t.flush(l, now, site, &u.lines)
+	u.update(l, now, site, func(t *touches) {
+		u.dec(t, UclampMin, minV)
+		u.dec(t, UclampMax, maxV)
+	})
 }
 
 func (u *UclampRQ) dec(t *touches, id UclampID, value uint32) {
