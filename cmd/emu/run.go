@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -430,17 +431,17 @@ func parseCPUList(s string, n int) ([]int, error) {
 // per-second rates, and the run's own statistics.
 func counters(s *emu.Sim) map[string]float64 {
 	c := map[string]float64{}
-	var sum emu.RQStats
+	// Every exported counter of emu.RQStats, summed over the CPUs.
 	for cpu := range s.Machine().CPUs {
-		st := s.RQ(cpu).Stats
-		addStats(&sum, &st)
+		v := reflect.ValueOf(s.RQ(cpu).Stats)
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
+				c["sched."+f.Name] += float64(v.Field(i).Int())
+			}
+		}
 	}
-	b, _ := json.Marshal(sum)
-	var kv map[string]float64
-	_ = json.Unmarshal(b, &kv)
-	for k, v := range kv {
-		c["sched."+k] = v
-	}
+	switches := c["sched.NrSwitches"]
 	var mig, wakeups int64
 	for _, t := range s.Tasks() {
 		mig += t.Stats.NrMigrations
@@ -450,38 +451,11 @@ func counters(s *emu.Sim) map[string]float64 {
 	c["sched.nr_migrations"] = float64(mig)
 	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
 	c["rate.migrations_per_sec"] = float64(mig) / sec
-	c["rate.context_switches_per_sec"] = float64(sum.NrSwitches) / sec
+	c["rate.context_switches_per_sec"] = switches / sec
 	c["run.virtual_sec"] = sec
 	c["run.epochs"] = float64(s.Epochs)
 	c["run.late_msgs"] = float64(s.LateMsgs)
 	return c
-}
-
-func addStats(a, b *emu.RQStats) {
-	a.YldCount += b.YldCount
-	a.SchedCount += b.SchedCount
-	a.SchedGoidle += b.SchedGoidle
-	a.TTWUCount += b.TTWUCount
-	a.TTWULocal += b.TTWULocal
-	a.RQCPUTime += b.RQCPUTime
-	a.RunDelay += b.RunDelay
-	a.Pcount += b.Pcount
-	a.NrSwitches += b.NrSwitches
-	a.Enqueues += b.Enqueues
-	a.Dequeues += b.Dequeues
-	a.CheckPreemptCount += b.CheckPreemptCount
-	a.NeedPreemptCount += b.NeedPreemptCount
-	a.TgLoadAvgWrites += b.TgLoadAvgWrites
-	a.TgLoadAvgReads += b.TgLoadAvgReads
-	a.TgRatelimitSkips += b.TgRatelimitSkips
-	a.TgThresholdSkips += b.TgThresholdSkips
-	a.StallNS += b.StallNS
-	a.WakelistWakeups += b.WakelistWakeups
-	a.DirectWakeups += b.DirectWakeups
-	a.RemoteLockAcq += b.RemoteLockAcq
-	a.IPIsSent += b.IPIsSent
-	a.IPIsReceived += b.IPIsReceived
-	a.ILBKicks += b.ILBKicks
 }
 
 func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
