@@ -384,7 +384,7 @@ func (rq *RQ) resume() {
 			t.inUser = true
 			t.segStart = rq.now
 			t.segGen++
-			rq.events.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+			rq.pushRunEnd(t)
 			rq.mode = modeUser
 			return
 		}
@@ -405,7 +405,7 @@ func (rq *RQ) resumeSilent() {
 		t.inUser = true
 		t.segStart = rq.now
 		t.segGen++
-		rq.events.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+		rq.pushRunEnd(t)
 		rq.mode = modeUser
 		return
 	}

@@ -13,8 +13,9 @@ const (
 	evStart                // a new task's first return to user (ret_from_fork)
 )
 
-// event is one entry of a CPU's local event queue. Events are never
-// removed; a superseded one is recognised as stale when it fires (gen).
+// event is one entry of a CPU's local event queue. A superseded one is
+// recognised as stale when it reaches the top (gen), or dropped earlier by
+// compactEvents.
 type event struct {
 	t    int64
 	kind evKind
@@ -39,6 +40,8 @@ func (a *event) less(b *event) bool {
 type eventQueue struct {
 	h   []event
 	seq uint64
+	// compactAt is the length at which pushRunEnd next compacts.
+	compactAt int
 }
 
 func (q *eventQueue) len() int { return len(q.h) }
@@ -66,7 +69,51 @@ func (q *eventQueue) pop() event {
 	q.h[0] = q.h[n]
 	q.h[n] = event{}
 	q.h = q.h[:n]
-	i := 0
+	q.down(0)
+	return top
+}
+
+// compactMin is the smallest queue that pushRunEnd compacts.
+const compactMin = 64
+
+// pushRunEnd queues the end of curr's compute segment. Every earlier
+// run-end on this CPU is then stale for good (a segment's generation only
+// grows), yet it would stay in the heap until its time: a CPU running one
+// long compute pushes a new one at every tick. So when the queue has
+// doubled since it was last compacted, the stale events are dropped. The
+// heap's order (t, kind, seq) is total, so which entries it holds never
+// changes the order the live ones pop in: compaction is invisible to the
+// run, and the queue stays within twice its live events.
+func (rq *RQ) pushRunEnd(t *Task) {
+	q := &rq.events
+	if len(q.h) >= max(q.compactAt, compactMin) {
+		rq.compactEvents()
+		q.compactAt = 2 * len(q.h)
+	}
+	q.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+}
+
+// compactEvents removes the stale events (superseded run-ends, cancelled
+// timers) and restores the heap. stale() reads a task only while it is this
+// CPU's curr, so it is safe under the parallel driver.
+func (rq *RQ) compactEvents() {
+	q := &rq.events
+	keep := q.h[:0]
+	for i := range q.h {
+		if !rq.stale(&q.h[i]) {
+			keep = append(keep, q.h[i])
+		}
+	}
+	clear(q.h[len(keep):])
+	q.h = keep
+	for i := len(q.h)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// down sifts the event at i down to its place.
+func (q *eventQueue) down(i int) {
+	n := len(q.h)
 	for {
 		l, r, s := 2*i+1, 2*i+2, i
 		if l < n && q.h[l].less(&q.h[s]) {
@@ -76,10 +123,9 @@ func (q *eventQueue) pop() event {
 			s = r
 		}
 		if s == i {
-			break
+			return
 		}
 		q.h[i], q.h[s] = q.h[s], q.h[i]
 		i = s
 	}
-	return top
 }
