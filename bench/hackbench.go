@@ -288,12 +288,20 @@ func (w *msgBench) validate(m *hwmodel.Machine, groupsFlag, fdsFlag string) (Wor
 		return nil, flagErr(groupsFlag, "%d groups of %d fds is too many (allowed: at most %d tasks, 2*fds*groups, and %d sender-receiver pairs, fds*fds*groups)",
 			w.groups, w.fds, maxTasks, maxPairs)
 	}
+	if pairs := int64(w.groups) * int64(w.fds) * int64(w.fds); int64(w.loops) > maxMessages/pairs {
+		return nil, flagErr("-l", "%d loops of %d sender-receiver pairs is too many messages (allowed: -l 1..%d here, at most %g messages)",
+			w.loops, pairs, maxMessages/pairs, float64(maxMessages))
+	}
 	if len(m.CPUs) < 1 {
 		return nil, flagErr("-topo", "machine has no CPUs")
 	}
 	w.m = m
 	return w, nil
 }
+
+// maxMessages bounds groups*fds*fds*loops, so that message counts and
+// byte totals cannot overflow.
+const maxMessages = 1e15
 
 func (w *msgBench) tasks() int { return 2 * w.fds * w.groups }
 
@@ -451,11 +459,11 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 // CPU, plus a second.
 func (w *msgBench) Limit() int64 {
 	const perMsg, base = 50_000, 1_000_000_000
-	lim := float64(w.messages())*perMsg + base
-	if lim > 1<<62 {
-		return 1 << 62
-	}
-	return int64(lim)
+	return capNS(float64(w.messages())*perMsg + base)
+}
+
+func (w *msgBench) LimitNote() string {
+	return fmt.Sprintf("the safety bound of %d messages: 50 usec each plus 1 s, at most %d s", w.messages(), MaxSeconds)
 }
 
 // Done: every task has exited (the workload's tasks are the only ones).
@@ -506,10 +514,15 @@ func (w *msgBench) Metrics(s *emu.Sim) Metrics {
 	sec := float64(ns) / 1e9
 	msgs := float64(w.messages()) / sec
 	if w.hackbench {
-		kib := (int64(w.tasks()) * int64(w.loops) * int64(w.datasize)) >> 10
+		var kib float64
+		if n := int64(w.tasks()) * int64(w.loops); n <= math.MaxInt64/int64(w.datasize) {
+			kib = float64((n * int64(w.datasize)) >> 10)
+		} else {
+			kib = math.Floor(float64(n) * float64(w.datasize) / 1024)
+		}
 		return Metrics{Primary: "time_sec", HigherIsBetter: false, Values: map[string]float64{
 			"time_sec":         sec,
-			"throughput":       float64(kib) / sec,
+			"throughput":       kib / sec,
 			"messages_per_sec": msgs,
 		}}
 	}

@@ -109,9 +109,14 @@ func init() {
 				case len(m.CPUs) < 2:
 					return nil, flagErr("-topo", "a thread needs another CPU to hop to: machine has %d", len(m.CPUs))
 				}
+				var err error
+				if w.burstNS, err = unitNS("-b", w.burstUS, 1, 1000, "usec"); err != nil {
+					return nil, err
+				}
+				if w.duration, err = unitNS("-d", w.durMS, 1, 1_000_000, "ms"); err != nil {
+					return nil, err
+				}
 				w.m = m
-				w.burstNS = int64(w.burstUS) * 1000
-				w.duration = int64(w.durMS) * 1_000_000
 				return w, nil
 			}
 		},
@@ -339,7 +344,11 @@ func (w *hopper) Report(out io.Writer, s *emu.Sim) error {
 	n := len(w.m.CPUs)
 	fmt.Fprintf(&b, "hopper: %d threads (%d per CPU x %d CPUs), %d usec bursts, %s hops, %d ms\n",
 		len(w.tasks), w.perCPU, n, w.burstUS, w.mode, w.durMS)
-	fmt.Fprintf(&b, "  hops:                      %d (%.0f /s)\n", r.hops, float64(r.hops)/(float64(w.duration)/1e9))
+	ran := w.ran(s)
+	if ran < w.duration {
+		fmt.Fprintf(&b, "  stopped early:             %.3f ms of the %d ms ran; the figures cover that\n", float64(ran)/1e6, w.durMS)
+	}
+	fmt.Fprintf(&b, "  hops:                      %d (%.0f /s)\n", r.hops, float64(r.hops)/(float64(ran)/1e9))
 	fmt.Fprintf(&b, "  runnable waits:            %d\n", r.waits)
 	fmt.Fprintf(&b, "  max wait, worst task:      %10.3f ms (%s)\n", float64(r.maxWait)/1e6, w.taskName(r.worst))
 	fmt.Fprintf(&b, "  max wait after a hop:      %10.3f ms (%s; the first wait, fork to first run, excluded)\n", float64(r.maxHopWait)/1e6, w.taskName(r.worstHop))
@@ -353,7 +362,11 @@ func (w *hopper) Report(out io.Writer, s *emu.Sim) error {
 	return err
 }
 
-func (w *hopper) Metrics(*emu.Sim) Metrics {
+// ran is the virtual time run: the duration, or less when the run was
+// stopped early (Ctrl-C).
+func (w *hopper) ran(s *emu.Sim) int64 { return max(min(s.Now(), w.duration), 1) }
+
+func (w *hopper) Metrics(s *emu.Sim) Metrics {
 	r := w.summary()
 	return Metrics{Primary: "max_wait_ms", HigherIsBetter: false, Values: map[string]float64{
 		"max_wait_ms":             float64(r.maxWait) / 1e6,
@@ -362,7 +375,7 @@ func (w *hopper) Metrics(*emu.Sim) Metrics {
 		"p999_wait_ms":            r.p999 / 1e6,
 		"p99_wait_ms":             r.p99 / 1e6,
 		"avg_wait_ms":             r.avg / 1e6,
-		"hops_per_sec":            float64(r.hops) / (float64(w.duration) / 1e9),
+		"hops_per_sec":            float64(r.hops) / (float64(w.ran(s)) / 1e9),
 		"vruntime_spread_max_ms":  float64(r.spreadMax) / 1e6,
 		"vruntime_spread_mean_ms": r.spreadMean / 1e6,
 	}}

@@ -83,6 +83,7 @@ type netperfBench struct {
 	req     int // UDP_RR request size
 	resp    int // UDP_RR response size
 	dur     int64
+	ran     int64 // the time run (dur, or less when stopped early); set by Report and Metrics
 	credits int // STREAM: messages the receiver's buffer holds
 
 	// Per-pair counters, each written only by the one task named.
@@ -505,7 +506,17 @@ func (w *netperfBench) Done(*emu.Sim) bool { return false }
 // DurationBound: netperf runs for -l seconds.
 func (w *netperfBench) DurationBound() bool { return true }
 
-func (w *netperfBench) secs() float64 { return float64(w.dur) / 1e9 }
+// secs is the test's elapsed time: -l, or the time run when the run was
+// stopped early (netperf's own Elapsed on a signal).
+func (w *netperfBench) secs() float64 {
+	if w.ran > 0 {
+		return float64(w.ran) / 1e9
+	}
+	return float64(w.dur) / 1e9
+}
+
+// setRan records the time run, for secs.
+func (w *netperfBench) setRan(s *emu.Sim) { w.ran = max(min(s.Now(), w.dur), 1) }
 
 func netperfSum(v []int64) int64 {
 	var s int64
@@ -525,6 +536,10 @@ func (w *netperfBench) mbits(msgs int64) float64 {
 // more than one pair, an rqemu line with the sum over all of them.
 func (w *netperfBench) Report(out io.Writer, s *emu.Sim) error {
 	var b strings.Builder
+	w.setRan(s)
+	if w.ran < w.dur {
+		fmt.Fprintf(&b, "netperf: stopped early: %.6f s of the %g s test ran; the rates below cover that\n", float64(w.ran)/1e9, w.length)
+	}
 	n := float64(w.n)
 	secs := w.secs()
 	switch w.test {
@@ -570,7 +585,8 @@ func (w *netperfBench) Report(out io.Writer, s *emu.Sim) error {
 
 // Metrics: "throughput" is the sum over all pairs (transactions/s for
 // UDP_RR, received 10^6 bits/s for the streams), what lkp adds up.
-func (w *netperfBench) Metrics(*emu.Sim) Metrics {
+func (w *netperfBench) Metrics(s *emu.Sim) Metrics {
+	w.setRan(s)
 	secs := w.secs()
 	v := map[string]float64{"clients": float64(w.n), "elapsed_sec": secs}
 	switch w.test {

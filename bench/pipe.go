@@ -50,6 +50,9 @@ func init() {
 				if w.loops <= 0 {
 					return nil, flagErr("-l", "loops must be positive, got %d", w.loops)
 				}
+				if int64(w.loops) > pipeMaxLoops {
+					return nil, flagErr("-l", "%d round trips is out of range (allowed: 1..%d: the run's safety bound, 1 ms per round trip, stays within %d s of virtual time)", w.loops, pipeMaxLoops, MaxSeconds)
+				}
 				if len(m.CPUs) < 1 {
 					return nil, flagErr("-topo", "machine has no CPUs")
 				}
@@ -100,9 +103,16 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 	return nil
 }
 
+// pipeMaxLoops keeps Limit within maxVirtualNS.
+const pipeMaxLoops = (maxVirtualNS - 1_000_000_000) / 1_000_000
+
 // Limit is a safety bound: a round trip slower than 1 ms of virtual time
 // means something is broken.
 func (w *pipeBench) Limit() int64 { return int64(w.loops)*1_000_000 + 1_000_000_000 }
+
+func (w *pipeBench) LimitNote() string {
+	return fmt.Sprintf("the safety bound of -l %d: 1 ms per round trip plus 1 s", w.loops)
+}
 
 func (w *pipeBench) Done(*emu.Sim) bool { return w.exited[0] && w.exited[1] }
 

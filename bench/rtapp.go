@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,8 +140,8 @@ func init() {
 				if w.file == "" {
 					return nil, flagErr("-f", "an rt-app JSON file is required (e.g. -f bench/testdata/rtapp/example.json, or - for stdin)")
 				}
-				if w.durS < 0 {
-					return nil, flagErr("-d", "duration must be positive seconds, or 0 to keep global.duration; got %g", w.durS)
+				if math.IsNaN(w.durS) || w.durS < 0 || w.durS > MaxSeconds {
+					return nil, flagErr("-d", "duration must be positive seconds (at most %d), or 0 to keep global.duration; got %g", MaxSeconds, w.durS)
 				}
 				var src []byte
 				var err error
@@ -159,7 +160,7 @@ func init() {
 					return nil, err
 				}
 				if w.durS > 0 {
-					cfg.duration = int64(w.durS * 1e9)
+					cfg.duration = max(int64(w.durS*1e9), 1)
 				}
 				if err := cfg.checkEnds(w.label); err != nil {
 					return nil, err
@@ -207,10 +208,15 @@ type jfield struct {
 }
 
 type jparser struct {
-	dec  *json.Decoder
-	src  []byte
-	file string
+	dec   *json.Decoder
+	src   []byte
+	file  string
+	depth int
 }
+
+// jMaxDepth bounds the nesting of arrays and objects (rt-app's grammar
+// needs five levels; the parser is recursive).
+const jMaxDepth = 64
 
 // parseOrdered decodes one JSON value with the Decoder's Token API.
 func parseOrdered(file string, src []byte) (*jnode, error) {
@@ -240,6 +246,10 @@ func (p *jparser) value() (*jnode, error) {
 	n := &jnode{off: off}
 	switch t := tok.(type) {
 	case json.Delim:
+		if p.depth++; p.depth > jMaxDepth {
+			return nil, p.malformed(off, "nested deeper than %d arrays and objects", jMaxDepth)
+		}
+		defer func() { p.depth-- }()
 		switch t {
 		case '{':
 			n.kind = jObj
@@ -1611,21 +1621,25 @@ func (w *rtApp) Limit() int64 {
 	if w.cfg.duration > 0 {
 		return w.cfg.duration
 	}
-	var total int64
+	var total float64 // float: a million loops of a million phases must not wrap
 	for _, t := range w.cfg.tasks {
-		var pass int64
+		var pass float64
 		for _, ph := range t.phases {
-			var it int64
+			var it float64
 			for _, e := range ph.events {
 				if e.kind <= rtTimer {
-					it += e.ns
+					it += float64(e.ns)
 				}
 			}
-			pass += it * int64(ph.loop)
+			pass += it * float64(ph.loop)
 		}
-		total += int64(t.instances) * (t.delay + pass*int64(t.loop))
+		total += float64(t.instances) * (float64(t.delay) + pass*float64(t.loop))
 	}
-	return 2*total + 1_000_000_000
+	return capNS(2*total + 1_000_000_000)
+}
+
+func (w *rtApp) LimitNote() string {
+	return fmt.Sprintf("the safety bound of %s without global.duration: twice every thread's configured time, one after the other, plus 1 s (at most %d s)", w.label, MaxSeconds)
 }
 
 // DurationBound: global.duration or -d set the run's length.

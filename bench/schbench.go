@@ -77,10 +77,12 @@ type schbench struct {
 	wk    []*schWorker // per worker; each mutated only by its task
 	msg   []*emu.Task
 	tasks []*emu.Task // workers
-	// printTicks are the passes that print interval stats; snaps the
-	// sched delay read at the first barrier at or after each.
-	printTicks []int
-	snaps      []schedDelay
+	// snaps are the sched delay read at the first barrier at or after
+	// each pass that prints interval stats; nextPrint is the next such
+	// pass (-1: none left), printIt the passes after it.
+	snaps     []schedDelay
+	nextPrint int
+	printIt   *schPasses
 }
 
 // matrixCyclesPerMAC is the cost of one multiply-add of do_some_math()'s
@@ -93,13 +95,25 @@ const matrixCyclesPerMAC = 7.5
 // schMaxTasksPerCPU caps m*(t+1), to keep a run's size sane.
 const schMaxTasksPerCPU = 128
 
+// schMaxFootprint caps -F (1 TiB, in KB): the matrix size stays exact.
+const schMaxFootprint = 1 << 30
+
 // schWorker is one worker's stats, per second bucket of the run: a
 // sample at time T (ns) goes to bucket ceil(T/1s), the pass that first
-// sees it.
+// sees it. The buckets grow with the time run, not with -r.
 type schWorker struct {
 	wake  []*Hist
 	req   []*Hist
 	loops []int64
+}
+
+// grow makes bucket b exist.
+func (st *schWorker) grow(b int) {
+	for len(st.loops) <= b {
+		st.wake = append(st.wake, nil)
+		st.req = append(st.req, nil)
+		st.loops = append(st.loops, 0)
+	}
 }
 
 type schedDelay struct{ msg, worker int64 } // ns
@@ -153,18 +167,26 @@ func init() {
 					return nil, flagErr("-t", "worker threads must be >= 0 (0: num_cpus / message threads), got %d", w.workers)
 				case w.runtime < 1:
 					return nil, flagErr("-r", "runtime must be >= 1 second (schbench's 0, run forever, is not supported), got %d", w.runtime)
+				case w.runtime > MaxSeconds:
+					return nil, flagErr("-r", "runtime %d s is out of range (allowed: 1..%d seconds of virtual time)", w.runtime, MaxSeconds)
 				case w.sleepUS < 0:
 					return nil, flagErr("-s", "sleep time must be >= 0 usec, got %d", w.sleepUS)
 				case w.cputimeUS < 0:
 					return nil, flagErr("-c", "cputime must be >= 0 usec, got %d", w.cputimeUS)
-				case w.footprint < 0:
-					return nil, flagErr("-F", "cache footprint must be >= 0 KB, got %d", w.footprint)
+				case w.footprint < 0 || w.footprint > schMaxFootprint:
+					return nil, flagErr("-F", "cache footprint %d KB is out of range (allowed: 0..%d KB)", w.footprint, schMaxFootprint)
 				case w.ops < 0:
 					return nil, flagErr("-n", "operations must be >= 0, got %d", w.ops)
-				case w.warmup < 0:
-					return nil, flagErr("-w", "warmup must be >= 0 seconds, got %d", w.warmup)
-				case w.interval < 0:
-					return nil, flagErr("-i", "interval must be >= 0 seconds, got %d", w.interval)
+				case w.warmup < 0 || w.warmup > MaxSeconds:
+					return nil, flagErr("-w", "warmup %d s is out of range (allowed: 0..%d seconds)", w.warmup, MaxSeconds)
+				case w.interval < 0 || w.interval > MaxSeconds:
+					return nil, flagErr("-i", "interval %d s is out of range (allowed: 0..%d seconds)", w.interval, MaxSeconds)
+				}
+				if _, err := unitNS("-s", w.sleepUS, 0, 1000, "usec"); err != nil {
+					return nil, err
+				}
+				if _, err := unitNS("-c", w.cputimeUS, 0, 1000, "usec"); err != nil {
+					return nil, err
 				}
 				if w.workers == 0 {
 					// main(): worker_threads = (num_cpus + m - 1) / m.
@@ -184,6 +206,9 @@ func init() {
 				} else {
 					// matrix_size = sqrt(cache_footprint_kb * 1024 / 3 / sizeof(unsigned long))
 					size := int64(math.Sqrt(float64(w.footprint * 1024 / 3 / 8)))
+					if ns := m.CyclesToNS(float64(w.ops) * float64(size) * float64(size) * float64(size) * matrixCyclesPerMAC); ns > float64(maxVirtualNS) {
+						return nil, flagErr("-n", "%d matrix multiplications of a %d KB footprint take %.3g s per request (allowed: at most %d s; lower -n or -F)", w.ops, w.footprint, ns/1e9, MaxSeconds)
+					}
 					w.workNS = int64(m.CyclesToNS(float64(int64(w.ops)*size*size*size) * matrixCyclesPerMAC))
 				}
 				if w.runtime < 30 {
@@ -191,12 +216,6 @@ func init() {
 					w.warmup = 0
 				}
 				w.m = m
-				w.printTicks = nil
-				for _, e := range w.passes() {
-					if e.print {
-						w.printTicks = append(w.printTicks, e.tick)
-					}
-				}
 				return w, nil
 			}
 		},
@@ -212,23 +231,45 @@ type schPass struct {
 	print bool
 }
 
-// passes lists sleep_for_runtime()'s passes, second 0 to -r.
-func (w *schbench) passes() []schPass {
-	var ps []schPass
-	lastCalc := 0
-	warmDone := false
-	for k := 0; ; k++ {
-		p := schPass{tick: k}
-		if w.warmup > 0 && !warmDone && k >= w.warmup {
-			warmDone = true
-			p.reset = true
-		} else if k-lastCalc >= w.interval {
-			p.print = true
-			lastCalc = k
+// schPasses iterates over sleep_for_runtime()'s passes, second 0 to -r
+// (one at a time: -r may be a million seconds).
+type schPasses struct {
+	w        *schbench
+	k        int
+	lastCalc int
+	warmDone bool
+}
+
+func (w *schbench) passes() *schPasses { return &schPasses{w: w} }
+
+// next is the next pass, or false after the pass of second -r.
+func (it *schPasses) next() (schPass, bool) {
+	w := it.w
+	k := it.k
+	if k > w.runtime {
+		return schPass{}, false
+	}
+	it.k++
+	p := schPass{tick: k}
+	if w.warmup > 0 && !it.warmDone && k >= w.warmup {
+		it.warmDone = true
+		p.reset = true
+	} else if k-it.lastCalc >= w.interval {
+		p.print = true
+		it.lastCalc = k
+	}
+	return p, true
+}
+
+// nextPrintTick advances the iterator to the next pass that prints.
+func (it *schPasses) nextPrintTick() int {
+	for {
+		p, ok := it.next()
+		if !ok {
+			return -1
 		}
-		ps = append(ps, p)
-		if k >= w.runtime {
-			return ps
+		if p.print {
+			return p.tick
 		}
 	}
 }
@@ -251,6 +292,8 @@ func (w *schbench) Setup(s *emu.Sim) error {
 	w.msg = nil
 	w.tasks = nil
 	w.snaps = nil
+	w.printIt = w.passes()
+	w.nextPrint = w.printIt.nextPrintTick()
 	for i := range w.msgThreads {
 		// thread_data layout: message thread i, then its workers.
 		base := i * (nt + 1)
@@ -265,11 +308,7 @@ func (w *schbench) Setup(s *emu.Sim) error {
 		w.msg = append(w.msg, t)
 		for j := range nt {
 			k := i*nt + j
-			w.wk[k] = &schWorker{
-				wake:  make([]*Hist, w.runtime+1),
-				req:   make([]*Hist, w.runtime+1),
-				loops: make([]int64, w.runtime+1),
-			}
+			w.wk[k] = &schWorker{}
 			t, err := s.NewTask(emu.TaskSpec{
 				Comm: "schbench-worker", CPU: Spread(w.m, base+1+j), Group: g,
 				Prog: w.workerProg(w.wk[k], j, msgSems[i], wkSems[k]), Sems: []*emu.Sem{wkSems[k]},
@@ -364,16 +403,20 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 	}
 	var workStart int64
 	bucket := func(now int64) int { return min(int((now+1e9-1)/1e9), w.runtime) }
-	add := func(hs []*Hist, now, from int64) {
+	add := func(hs func() []*Hist, now, from int64) {
 		// tvdelta() of two gettimeofday()s, recorded when > 0.
 		if d := now/1000 - from/1000; d > 0 {
 			b := bucket(now)
-			if hs[b] == nil {
-				hs[b] = NewHist()
+			st.grow(b)
+			h := hs()
+			if h[b] == nil {
+				h[b] = NewHist()
 			}
-			hs[b].Add(uint64(d))
+			h[b].Add(uint64(d))
 		}
 	}
+	wakeHists := func() []*Hist { return st.wake }
+	reqHists := func() []*Hist { return st.req }
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
 		for {
 			switch phase {
@@ -390,7 +433,7 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 				return emu.Wait(mine).With(hwmodel.OpSyscall)
 			case phWoken:
 				now := t.Now()
-				add(st.wake, now, t.Stamp())
+				add(wakeHists, now, t.Stamp())
 				phase = phSlept
 				if w.classic {
 					continue
@@ -411,8 +454,10 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 				}
 			case phWorked:
 				now := t.Now()
-				st.loops[bucket(now)]++
-				add(st.req, now, workStart)
+				b := bucket(now)
+				st.grow(b)
+				st.loops[b]++
+				add(reqHists, now, workStart)
 				phase = phPost
 			}
 		}
@@ -425,8 +470,9 @@ func (w *schbench) Limit() int64 { return int64(w.runtime) * 1e9 }
 // Done takes the sched delay snapshots of the interval prints; the run
 // ends at its time limit.
 func (w *schbench) Done(s *emu.Sim) bool {
-	for len(w.snaps) < len(w.printTicks) && s.Now() >= int64(w.printTicks[len(w.snaps)])*1e9 {
+	for w.nextPrint >= 0 && s.Now() >= int64(w.nextPrint)*1e9 {
 		w.snaps = append(w.snaps, w.schedDelay())
+		w.nextPrint = w.printIt.nextPrintTick()
 	}
 	return false
 }
@@ -452,7 +498,7 @@ func (w *schbench) schedDelay() schedDelay {
 func (w *schbench) merged(from, to int) (wake, req *Hist) {
 	wake, req = NewHist(), NewHist()
 	for _, st := range w.wk {
-		for b := max(from+1, 0); b <= to; b++ {
+		for b := max(from+1, 0); b <= to && b < len(st.loops); b++ {
 			if st.wake[b] != nil {
 				wake.Merge(st.wake[b])
 			}
@@ -571,7 +617,12 @@ func (w *schbench) Report(out io.Writer, s *emu.Sim) error {
 	var lastLoops int64
 	lastRPS := 0
 	nprint := 0
-	for _, p := range w.passes() {
+	endTick, secs := w.ran(s)
+	for it := w.passes(); ; {
+		p, ok := it.next()
+		if !ok || p.tick > endTick {
+			break
+		}
 		k := p.tick
 		if p.reset {
 			fmt.Fprintf(&b, "warmup done, zeroing stats\n")
@@ -603,20 +654,34 @@ func (w *schbench) Report(out io.Writer, s *emu.Sim) error {
 		fmt.Fprintf(&b, "sched delay: message %d (usec) worker %d (usec)\n", sd.msg/1000, sd.worker/1000)
 		fmt.Fprintf(&b, "current rps: %.2f\n", r)
 	}
+	if endTick < w.runtime {
+		fmt.Fprintf(&b, "stopped early: %.3f s of the %d s runtime ran; the totals below cover that\n", secs, w.runtime)
+	}
 	wake, req := w.merged(zeroTick, w.runtime)
-	showLatencies(&b, histStats(wake), "Wakeup Latencies", "usec", w.runtime, plistForLat, plist99)
-	showLatencies(&b, histStats(req), "Request Latencies", "usec", w.runtime, plistForLat, plist99)
-	showLatencies(&b, rps, "RPS", "requests", w.runtime, plistForRPS, plist50)
-	fmt.Fprintf(&b, "average rps: %.2f\n", float64(w.loopsTo(w.runtime))/float64(w.runtime))
+	showLatencies(&b, histStats(wake), "Wakeup Latencies", "usec", endTick, plistForLat, plist99)
+	showLatencies(&b, histStats(req), "Request Latencies", "usec", endTick, plistForLat, plist99)
+	showLatencies(&b, rps, "RPS", "requests", endTick, plistForRPS, plist50)
+	fmt.Fprintf(&b, "average rps: %.2f\n", float64(w.loopsTo(w.runtime))/secs)
 	sd := w.schedDelay()
 	fmt.Fprintf(&b, "sched delay: message %d (usec) worker %d (usec)\n", sd.msg/1000, sd.worker/1000)
 	_, err := out.Write(b.Bytes())
 	return err
 }
 
-func (w *schbench) Metrics(*emu.Sim) Metrics {
+// ran is the last pass that ran (second -r, or fewer when the run was
+// stopped early) and the seconds run.
+func (w *schbench) ran(s *emu.Sim) (tick int, secs float64) {
+	now := s.Now()
+	if now >= w.Limit() {
+		return w.runtime, float64(w.runtime)
+	}
+	return int(now / 1e9), float64(max(now, 1)) / 1e9
+}
+
+func (w *schbench) Metrics(s *emu.Sim) Metrics {
+	endTick, secs := w.ran(s)
 	wake, req := w.merged(-1, w.runtime)
-	if w.warmup > 0 && w.warmup <= w.runtime {
+	if w.warmup > 0 && w.warmup <= endTick {
 		// the pass of second -w zeroed the stats
 		wake, req = w.merged(w.warmup, w.runtime)
 	}
@@ -634,6 +699,6 @@ func (w *schbench) Metrics(*emu.Sim) Metrics {
 		"wakeup_samples":   float64(wake.Count()),
 		"request_p50_usec": pct(req, 50),
 		"request_p99_usec": pct(req, 99),
-		"average_rps":      float64(w.loopsTo(w.runtime)) / float64(w.runtime),
+		"average_rps":      float64(w.loopsTo(w.runtime)) / secs,
 	}}
 }

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
+	"math"
 	"sort"
 	"strings"
 
@@ -149,9 +149,47 @@ func spreadOrder(m *hwmodel.Machine) []int {
 	return order
 }
 
-// sortedCopy returns a sorted copy.
-func sortedCopy(v []int64) []int64 {
-	c := slices.Clone(v)
-	slices.Sort(c)
-	return c
+// MaxSeconds bounds the virtual time of every run: a duration flag, a
+// time-per-operation flag, or a workload's own safety bound. 1e6 s (11.6
+// days) is far more than a host can emulate, and far below the overflow
+// of int64 nanoseconds.
+const MaxSeconds = 1_000_000
+
+// maxVirtualNS is MaxSeconds in ns.
+const maxVirtualNS = MaxSeconds * int64(1e9)
+
+// unitNS converts an integer flag v given in units of unit ns (named
+// unitName: "usec", "ms", "s") to ns, after checking lo <= v and that the
+// result is at most MaxSeconds: an error names the flag and the range.
+func unitNS(flag string, v int, lo int, unit int64, unitName string) (int64, error) {
+	hi := maxVirtualNS / unit
+	if int64(v) < int64(lo) || int64(v) > hi {
+		return 0, flagErr(flag, "%d %s is out of range (allowed: %d..%d %s, at most %d s of virtual time)", v, unitName, lo, hi, unitName, MaxSeconds)
+	}
+	return int64(v) * unit, nil
 }
+
+// finiteIn checks that a float flag is a number in [lo, hi].
+func finiteIn(flag string, v, lo, hi float64, unitName string) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+		return flagErr(flag, "%v %s is out of range (allowed: a number in %g..%g %s)", v, unitName, lo, hi, unitName)
+	}
+	return nil
+}
+
+// capNS saturates a virtual-time bound computed in float64 at
+// maxVirtualNS (NaN and negatives are 1 s).
+func capNS(ns float64) int64 {
+	switch {
+	case !(ns > 0):
+		return 1e9
+	case ns >= float64(maxVirtualNS):
+		return maxVirtualNS
+	}
+	return int64(ns)
+}
+
+// LimitNoter is implemented by workloads that end by themselves: the note
+// says what their safety bound (Limit) is made of, for the error of a run
+// that reaches it unfinished.
+type LimitNoter interface{ LimitNote() string }
