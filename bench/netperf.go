@@ -84,7 +84,7 @@ type netperfBench struct {
 	resp    int // UDP_RR response size
 	dur     int64
 	ran     int64 // the time run (dur, or less when stopped early); set by Report and Metrics
-	credits int // STREAM: messages the receiver's buffer holds
+	credits int   // STREAM: messages the receiver's buffer holds
 
 	// Per-pair counters, each written only by the one task named.
 	trans []int64 // UDP_RR: transactions completed (client i)
