@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Build validates a spec and returns the machine it describes. Every
@@ -361,13 +362,35 @@ func checkSourced(field string, v *Sourced, required bool) (float64, error) {
 		}
 		return 0, nil
 	}
-	if !(v.Value > 0) || math.IsInf(v.Value, 0) {
-		return 0, specErr(field+".value", "must be a positive number, got %v", v.Value)
+	if !(v.Value > 0) || v.Value > MaxSourced {
+		return 0, specErr(field+".value", "must be a positive number of at most %g, got %v", float64(MaxSourced), v.Value)
 	}
 	if v.Source == "" {
 		return 0, specErr(field+".source", "required: say where the number comes from")
 	}
+	if !hasSourceTag(v.Source) {
+		return 0, specErr(field+".source", "%q must start with its kind, one of %s ([V] verified, [D] derived, [M] measured, [E] estimate, [R] recalled, [C] calibrated)", v.Source, strings.Join(SourceTags, " "))
+	}
 	return v.Value, nil
+}
+
+// MaxSourced bounds every latency (ns) and cost (cycles) of a spec: 1e7,
+// ten milliseconds of transfer or ten million cycles of kernel work, far
+// above any machine's and far from float overflow in the sums that use
+// them.
+const MaxSourced = 1e7
+
+// SourceTags are the kinds of source a spec number may cite, the first
+// thing in its source.
+var SourceTags = []string{"[V]", "[D]", "[M]", "[E]", "[R]", "[C]"}
+
+func hasSourceTag(src string) bool {
+	for _, t := range SourceTags {
+		if strings.HasPrefix(src, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Machine) buildLatency(l *LatencySpec) error {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -48,15 +50,51 @@ func LoadCalibFile(path string) (*Calib, error) {
 		}
 		return nil, fmt.Errorf("%s: %s", path, cleanYAMLError(err))
 	}
-	for name, v := range c.PingPongNS {
-		if _, ok := classByName(name); !ok || name == "self" {
-			return nil, fmt.Errorf("%s: pingpong_ns.%s: unknown class (allowed: smt, l2, llc, socket, remote)", path, name)
-		}
-		if !(v > 0) {
-			return nil, fmt.Errorf("%s: pingpong_ns.%s: must be positive", path, name)
-		}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &c, nil
+}
+
+// validate checks every figure: a measured value is a positive number of
+// at most MaxSourced (ns, or µs for the pipe round trips); 0 (or absent)
+// means not measured, except in pingpong_ns, which lists only what was.
+func (c *Calib) validate() error {
+	const classes = "smt, l2, llc, socket, remote"
+	names := make([]string, 0, len(c.PingPongNS))
+	for name := range c.PingPongNS {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v := c.PingPongNS[name]
+		if _, ok := classByName(name); !ok || name == "self" {
+			return fmt.Errorf("pingpong_ns.%s: unknown class (allowed: %s)", name, classes)
+		}
+		if !(v > 0) || v > MaxSourced {
+			return fmt.Errorf("pingpong_ns.%s: must be a positive number of ns, at most %g, got %v", name, float64(MaxSourced), v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"rmw_local_ns", c.RMWLocalNS}, {"hammer2_shared_ns", c.Hammer2SharedNS}, {"hammer2_padded_ns", c.Hammer2PaddedNS},
+		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US},
+	} {
+		if !(f.v >= 0) || f.v > MaxSourced {
+			return fmt.Errorf("%s: must be a positive number, at most %g (0: not measured), got %v", f.name, float64(MaxSourced), f.v)
+		}
+	}
+	if c.Hammer2Class != "" {
+		if cl, ok := classByName(c.Hammer2Class); !ok || cl == ClassSelf {
+			return fmt.Errorf("hammer2_class: %q is not a distance class (allowed: %s)", c.Hammer2Class, classes)
+		}
+	}
+	if c.Hammer2SharedNS > 0 && c.Hammer2Class == "" {
+		return fmt.Errorf("hammer2_class: required with hammer2_shared_ns (the class of the two writers' CPUs: %s)", classes)
+	}
+	return nil
 }
 
 // Write saves the calibration as YAML.
@@ -93,7 +131,7 @@ func (c *Calib) Apply(m *Machine) (*Machine, error) {
 	for name, v := range c.PingPongNS {
 		cl, _ := classByName(name)
 		if !present[cl] {
-			return nil, fmt.Errorf("calibration: pingpong_ns.%s: the machine has no CPU pair of that class", name)
+			return nil, specErr("-calib", "pingpong_ns.%s: the machine has no CPU pair of that class (present: %s)", name, presentNames(present))
 		}
 		*latField(&s.Latency, cl) = &Sourced{Value: v, Source: src("CAS ping-pong median RTT/2")}
 	}
@@ -102,13 +140,13 @@ func (c *Calib) Apply(m *Machine) (*Machine, error) {
 	}
 	m2, err := Build(s)
 	if err != nil {
-		return nil, fmt.Errorf("calibration: %w", err)
+		return nil, specErr("-calib", "%v", err)
 	}
 	if c.Hammer2SharedNS > 0 && c.Hammer2Class != "" {
 		cl, ok := classByName(c.Hammer2Class)
 		a, b, found := m2.PairOf(cl)
 		if !ok || !found {
-			return nil, fmt.Errorf("calibration: hammer2_class %q: no such CPU pair on this machine", c.Hammer2Class)
+			return nil, specErr("-calib", "hammer2_class: %q: no such CPU pair on this machine (present: %s)", c.Hammer2Class, presentNames(present))
 		}
 		best, bestErr := 1, math.Inf(1)
 		for burst := 1; burst <= 64; burst++ {
@@ -122,7 +160,22 @@ func (c *Calib) Apply(m *Machine) (*Machine, error) {
 	if err := c.fitKernelCosts(m2, s, src); err != nil {
 		return nil, err
 	}
-	return Build(s)
+	m3, err := Build(s)
+	if err != nil {
+		return nil, specErr("-calib", "the fitted costs are out of range: %v", err)
+	}
+	return m3, nil
+}
+
+// presentNames lists the distance classes a machine has (self excluded).
+func presentNames(present [NumClasses]bool) string {
+	var n []string
+	for c := ClassSMT; c < NumClasses; c++ {
+		if present[c] {
+			n = append(n, c.String())
+		}
+	}
+	return strings.Join(n, ", ")
 }
 
 // crossCPUOps are the costs a wakeup across CPUs adds to a local one.

@@ -72,6 +72,13 @@ func TestCalibErrors(t *testing.T) {
 		{"unknown class", "host: x\npingpong_ns: {cluster: 3}\n", "pingpong_ns.cluster"},
 		{"class absent", "host: x\npingpong_ns: {remote: 100}\n", "pingpong_ns.remote"},
 		{"empty", "", "empty"},
+		{"negative", "host: x\nrmw_local_ns: -2\n", "rmw_local_ns"},
+		{"NaN", "host: x\npipe_rtt_us: .nan\n", "pipe_rtt_us"},
+		{"huge", "host: x\nhammer2_padded_ns: 1e300\n", "hammer2_padded_ns"},
+		{"zero ping-pong", "host: x\npingpong_ns: {llc: 0}\n", "pingpong_ns.llc"},
+		{"unknown hammer class", "host: x\nhammer2_class: cluster\nhammer2_shared_ns: 4\n", "hammer2_class"},
+		{"hammer without class", "host: x\nhammer2_shared_ns: 4\n", "hammer2_class"},
+		{"smt on a host without", "host: x\npingpong_ns: {smt: 10}\n", "pingpong_ns.smt"},
 	} {
 		path := dir + "/" + tc.name + ".yaml"
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -205,9 +206,12 @@ func specErr(field, format string, args ...any) error {
 
 // fieldAtErrorLine finds the spec field that a decoding error's "line N"
 // points at, as a path like "latency_ns.llc.value", so type mismatches
-// name the field as unknown fields do.
+// name the field as unknown fields do. Several fields can share the line
+// (a flow mapping, {value: 8, source: ...}): the error's unknown field
+// name, or the kind or text of the value it could not decode, picks one.
 func fieldAtErrorLine(data []byte, err error) string {
-	m := regexp.MustCompile(`line (\d+):`).FindStringSubmatch(err.Error())
+	msg := err.Error()
+	m := regexp.MustCompile(`line (\d+): (.*)`).FindStringSubmatch(msg)
 	if m == nil {
 		return "(document)"
 	}
@@ -216,19 +220,46 @@ func fieldAtErrorLine(data []byte, err error) string {
 	if yaml.Unmarshal(data, &root) != nil {
 		return "(document)"
 	}
-	if path := nodePath(&root, line, ""); path != "" {
-		return path
+	var cands []fieldAt
+	nodePaths(&root, line, "", &cands)
+	if len(cands) == 0 {
+		return "(document)"
 	}
-	return "(document)"
+	what := m[2]
+	if f := regexp.MustCompile(`^field (\S+) not found`).FindStringSubmatch(what); f != nil {
+		for _, c := range cands {
+			if c.key.Value == f[1] {
+				return c.path
+			}
+		}
+	}
+	if u := regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `([^`]*)`)?").FindStringSubmatch(what); u != nil {
+		for _, c := range cands {
+			v := c.val
+			switch {
+			case u[1] == "seq" && v.Kind == yaml.SequenceNode,
+				u[1] == "map" && v.Kind == yaml.MappingNode,
+				u[2] != "" && v.Kind == yaml.ScalarNode && (v.Value == u[2] || strings.HasPrefix(v.Value, strings.TrimSuffix(u[2], "..."))):
+				return c.path
+			}
+		}
+	}
+	return cands[0].path
 }
 
-func nodePath(n *yaml.Node, line int, prefix string) string {
+// fieldAt is a key on the error's line, with its value and path.
+type fieldAt struct {
+	path     string
+	key, val *yaml.Node
+}
+
+// nodePaths lists the fields whose key is on line, innermost first in
+// document order.
+func nodePaths(n *yaml.Node, line int, prefix string, out *[]fieldAt) {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if p := nodePath(c, line, prefix); p != "" {
-				return p
-			}
+			nodePaths(c, line, prefix, out)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -237,21 +268,16 @@ func nodePath(n *yaml.Node, line int, prefix string) string {
 			if prefix != "" {
 				name = prefix + "." + k.Value
 			}
-			if p := nodePath(v, line, name); p != "" {
-				return p
-			}
+			nodePaths(v, line, name, out)
 			if k.Line == line && (v.Kind == yaml.ScalarNode || v.Line == line) {
-				return name
+				*out = append(*out, fieldAt{name, k, v})
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if p := nodePath(c, line, fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
-				return p
-			}
+			nodePaths(c, line, fmt.Sprintf("%s[%d]", prefix, i), out)
 		}
 	}
-	return ""
 }
 
 // cleanYAMLError drops the library's "yaml: " prefix; its messages already

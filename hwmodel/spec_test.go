@@ -22,20 +22,20 @@ cpus:
 numa_distance: [[10, 21], [21, 10]]
 caches: {line_bytes: 64, l1d_kib: 32, l2_kib: 1024, l3_kib: 8192}
 latency_ns:
-  smt: {value: 8, source: test}
-  remote: {value: 100, source: test}
-  home_remote: {value: 50, source: test}
-  mem_local: {value: 80, source: test}
-  mem_remote: {value: 140, source: test}
-  rmw_local: {value: 5, source: test}
-  burst: {value: 2, source: test}
+  smt: {value: 8, source: '[E] test'}
+  remote: {value: 100, source: '[E] test'}
+  home_remote: {value: 50, source: '[E] test'}
+  mem_local: {value: 80, source: '[E] test'}
+  mem_remote: {value: 140, source: '[E] test'}
+  rmw_local: {value: 5, source: '[E] test'}
+  burst: {value: 2, source: '[E] test'}
 costs_cycles:
 ` + allCosts
 
 var allCosts = func() string {
 	var b strings.Builder
 	for op := KernelOp(0); op < NumKernelOps; op++ {
-		b.WriteString("  " + op.String() + ": {value: 100, source: test}\n")
+		b.WriteString("  " + op.String() + ": {value: 100, source: '[E] test'}\n")
 	}
 	return b.String()
 }()
@@ -85,15 +85,20 @@ func TestSpecErrors(t *testing.T) {
   - {cpu: 2`, `llc: "1,x", node: 1}
   - {cpu: 2`, "cpus[1].llc"},
 		{"list without self", `{cpu: 0, package: 0, core: 0, siblings: "0,2", llc: "0,2"`, `{cpu: 0, package: 0, core: 0, siblings: "0,2", llc: "2"`, "cpus[0].llc"},
-		{"missing latency", "  remote: {value: 100, source: test}\n", "", "latency_ns.remote"},
-		{"missing source", "smt: {value: 8, source: test}", "smt: {value: 8}", "latency_ns.smt.source"},
-		{"negative latency", "smt: {value: 8, source: test}", "smt: {value: -8, source: test}", "latency_ns.smt.value"},
-		{"fractional burst", "burst: {value: 2, source: test}", "burst: {value: 2.5, source: test}", "latency_ns.burst.value"},
-		{"missing cost", "  ttwu: {value: 100, source: test}\n", "", "costs_cycles.ttwu"},
+		{"missing latency", "  remote: {value: 100, source: '[E] test'}\n", "", "latency_ns.remote"},
+		{"missing source", "smt: {value: 8, source: '[E] test'}", "smt: {value: 8}", "latency_ns.smt.source"},
+		{"negative latency", "smt: {value: 8, source: '[E] test'}", "smt: {value: -8, source: '[E] test'}", "latency_ns.smt.value"},
+		{"fractional burst", "burst: {value: 2, source: '[E] test'}", "burst: {value: 2.5, source: '[E] test'}", "latency_ns.burst.value"},
+		{"missing cost", "  ttwu: {value: 100, source: '[E] test'}\n", "", "costs_cycles.ttwu"},
 		{"bad hz", "hz: 1000", "hz: 999", "hz"},
 		{"bad arch", "arch: x86_64", "arch: sparc", "arch"},
 		{"bad line size", "line_bytes: 64", "line_bytes: 48", "caches.line_bytes"},
 		{"type mismatch", "freq_mhz: 2000", "freq_mhz: fast", "freq_mhz"},
+		{"huge latency", "smt: {value: 8, source: '[E] test'}", "smt: {value: 1e300, source: '[E] test'}", "latency_ns.smt.value"},
+		{"infinite cost", "  ttwu: {value: 100, source: '[E] test'}", "  ttwu: {value: .inf, source: '[E] test'}", "costs_cycles.ttwu.value"},
+		{"source without a tag", "smt: {value: 8, source: '[E] test'}", "smt: {value: 8, source: a guess}", "latency_ns.smt.source"},
+		{"flow mapping: second key's type", "smt: {value: 8, source: '[E] test'}", "smt: {value: 8, source: [1, 2]}", "latency_ns.smt.source"},
+		{"flow mapping: unknown key", "smt: {value: 8, source: '[E] test'}", "smt: {value: 8, source: '[E] test', sorce: x}", "latency_ns.smt.sorce"},
 		{"both forms", "numa_distance:", "layout: {sockets: 1, llcs_per_socket: 1, cores_per_llc: 1, cores_per_l2: 1, threads_per_core: 1, nodes_per_socket: 1, numbering: linux}\nnuma_distance:", "layout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
