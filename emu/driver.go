@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/rqemu/rqemu/contention"
@@ -52,7 +54,9 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 			w.epoch(end)
 		} else {
 			for _, rq := range s.cpus {
-				rq.step(end)
+				if p := rq.safeStep(end); p != nil {
+					panic(p)
+				}
 			}
 		}
 		s.barrier()
@@ -98,6 +102,41 @@ type workers struct {
 	wg     sync.WaitGroup // epoch completion
 	exit   sync.WaitGroup // goroutine exit
 	active []bool
+	// panics are the workers' recovered panics of the epoch, re-raised
+	// on the engine's goroutine (a panic on a worker would end the
+	// process without the CPU, and without the caller's recover).
+	panics []*CPUPanic
+}
+
+// CPUPanic is a panic raised while a CPU handled its events: the CPU, its
+// clock and current task, the value and the stack where it was raised.
+// RunUntil re-panics with it on the calling goroutine, whichever driver
+// stepped the CPU.
+type CPUPanic struct {
+	CPU   int
+	Now   int64
+	Task  string
+	Value any
+	Stack []byte
+}
+
+func (p *CPUPanic) Error() string {
+	return fmt.Sprintf("CPU %d at %d ns (running %s): %v", p.CPU, p.Now, p.Task, p.Value)
+}
+
+// safeStep is step that returns a panic instead of raising it.
+func (rq *RQ) safeStep(until int64) (p *CPUPanic) {
+	defer func() {
+		if v := recover(); v != nil {
+			task := "nothing"
+			if rq.curr != nil {
+				task = rq.curr.String()
+			}
+			p = &CPUPanic{CPU: rq.cpu, Now: rq.now, Task: task, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	rq.step(until)
+	return nil
 }
 
 // startWorkers starts the parallel driver's goroutines, sharding the CPUs
@@ -131,6 +170,7 @@ func (s *Sim) startWorkers() *workers {
 	hosts := contention.PlanPinning(seq(n), allowed)
 	w.cmd = make([]chan int64, n)
 	w.active = make([]bool, n)
+	w.panics = make([]*CPUPanic, n)
 	for i := range w.shards {
 		w.cmd[i] = make(chan int64, 1)
 		w.exit.Add(1)
@@ -156,7 +196,10 @@ func (w *workers) loop(i, host int) {
 	}
 	for end := range w.cmd[i] {
 		for _, rq := range w.shards[i] {
-			rq.step(end)
+			if p := rq.safeStep(end); p != nil {
+				w.panics[i] = p
+				break
+			}
 		}
 		w.wg.Done()
 	}
@@ -180,6 +223,11 @@ func (w *workers) epoch(end int64) {
 		}
 	}
 	w.wg.Wait()
+	for _, p := range w.panics {
+		if p != nil {
+			panic(p) // the first in shard order
+		}
+	}
 }
 
 func (w *workers) stop() {

@@ -149,7 +149,9 @@ func ProfileNames() []string {
 // FeatureError is a bad -features specification.
 type FeatureError struct{ Msg string }
 
-func (e *FeatureError) Error() string { return "-features: " + e.Msg }
+// Error is the message alone: the caller names the flag or argument it
+// came from (-features, -base, -patch).
+func (e *FeatureError) Error() string { return e.Msg }
 
 // ParseFeatures reads "PROFILE[,+X][,-X]..." (also "NO_X" for -X): a
 // profile name first, then edits applied in order. An empty string is the
