@@ -574,6 +574,9 @@ func (s *Sim) doPull(op *remoteOp) {
 		src.updateRQClock()
 		tasks, hotMoved := src.detachTasks(r, dst)
 		src.unlockRQ(SymLoadBalance)
+		for _, p := range tasks {
+			s.tracePull(actor, p, src.cpu, dst.cpu, r.idle == cpuNewlyIdle)
+		}
 		hot = hotMoved
 		dst.lockRQ(SymLoadBalance)
 		dst.updateRQClock()
@@ -740,6 +743,7 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	src.mode = modeIdle
 	src.log.Record(src.logNow(), src.currLine, hwmodel.Write, src.site(SymLoadBalance))
 	src.unlockRQ(SymLoadBalance)
+	s.traceActiveBalance(src, p, dst.cpu)
 	// The stopper on src attaches p to dst: attach_one_task() ->
 	// wakeup_preempt() -> resched_curr(dst), which must reach dst (an
 	// idle dst has no other event to notice need_resched by). dst's

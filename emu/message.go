@@ -45,6 +45,10 @@ type remoteOp struct {
 	sem      *Sem  // opWake, opSignal: the semaphore (nil: a timer)
 	stamp    int64 // opWake, opSignal: the signal's stamp
 	cpus     []int // opAffinity
+	// trace: the waker's first pending trace record + 1 (0: none);
+	// trCtx: the waker's context, for a wakeup decided at the barrier.
+	trace int32
+	trCtx traceWho
 }
 
 // post queues a cross-CPU change for the barrier.
@@ -169,6 +173,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 		return
 	}
 	waker := s.cpus[op.from]
+	s.traceClaim(op, op.target != p.cpu)
 	p.wokenBy(op.sem, op.stamp)
 	p.setState(TaskWaking)
 	p.ttwuStatTask(op.target, op.from, op.flags)
@@ -297,6 +302,7 @@ func (rq *RQ) handleMsg(m *message) {
 		if m.ipi {
 			rq.Stats.IPIsReceived++
 		}
+		rq.traceDrain(m.ipi)
 		rq.schedTTWUPending()
 	case msgResched:
 		if rq.curr != nil {
@@ -318,6 +324,7 @@ func (rq *RQ) schedTTWUPending() {
 	for _, e := range rq.wlBatch {
 		rq.spend(SymSchedTTWUPending, 0)
 		rq.ttwuDoActivate(e.task, e.flags)
+		rq.traceWakeupDone()
 	}
 	clear(rq.wlBatch)
 	rq.wlBatch = rq.wlBatch[:0]

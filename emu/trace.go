@@ -9,32 +9,82 @@ import (
 	"slices"
 )
 
-// Tracing. With EnableTrace, every CPU records the sched_switch,
-// sched_wakeup and sched_wakeup_new events of a virtual-time window into
-// its own buffer (no sharing), and the barrier samples counters (per-CPU
-// nr_running, each task group's tg->load_avg, the weave's stall per CPU).
+// Tracing. With EnableTrace, every CPU records the sched tracepoints of a
+// virtual-time window into its own buffer (no sharing): sched_switch,
+// sched_waking, sched_wakeup, sched_wakeup_new and sched_migrate_task,
+// each in the buffer of the CPU whose context the kernel logs it in, with
+// that context's current task and ftrace's irqs-off / need-resched /
+// hardirq-softirq / preempt-count flags. The barrier samples counters
+// (per-CPU nr_running, each task group's tg->load_avg, the weave's stall
+// per CPU).
+//
 // WriteFtrace merges the buffers in (time, CPU, order) order into the
-// ftrace text format that perf script, trace-cmd and Perfetto read as CPU
-// tracks; WriteChromeCounters writes the counters as Chrome-JSON "C"
-// events, which Perfetto shows as counter tracks. Both are deterministic:
-// the records are virtual-time stamped and the merge is canonical.
+// tracefs "trace" text that Perfetto reads as CPU tracks; WriteTraceDat
+// writes them as a trace-cmd trace.dat (tracedat.go) for trace-cmd report,
+// KernelShark and Perfetto; WriteChromeCounters writes the counters as
+// Chrome-JSON "C" events, which Perfetto shows as counter tracks. All are
+// deterministic: the records are virtual-time stamped and the merge is
+// canonical.
+//
+// Where the kernel logs an event (core.c):
+//   - sched_waking: try_to_wake_up() after ttwu_state_match(), on the
+//     waker's CPU in the waker's context (the hrtimer interrupt for a
+//     timed sleep);
+//   - sched_migrate_task: set_task_cpu(), by the waker in ttwu, by the
+//     balancing CPU in detach_task(), by the stopper migration/N in
+//     active balance;
+//   - sched_wakeup: ttwu_do_activate() -> ttwu_do_wakeup() after
+//     wakeup_preempt(): on the waker's CPU when it enqueues itself (local,
+//     or under the remote rq lock), on the wakee's CPU from
+//     sched_ttwu_pending() when it went through the wake list (in the IPI,
+//     or in the polling idle loop);
+//   - sched_wakeup_new: wake_up_new_task(), before wakeup_preempt();
+//   - sched_switch: __schedule().
+//
+// A waker decides during its epoch, but its wakeup takes effect only if it
+// claims the wakee at the barrier (claimWake): its records are kept
+// pending until then, and dropped when another waker won.
 
 type traceKind uint8
 
 const (
 	trSwitch traceKind = iota
+	trWaking
 	trWakeup
 	trWakeupNew
+	trMigrate
 )
 
-// traceRec is one tracepoint hit, owned by the recording CPU.
+// ftrace's common_flags (kernel/trace/trace.h: enum trace_flag_type).
+const (
+	tfIrqsOff        = 0x01
+	tfNeedResched    = 0x04
+	tfHardirq        = 0x08
+	tfSoftirq        = 0x10
+	tfPreemptResched = 0x20
+)
+
+// traceWho is a context's current task or a switch side: a task, the
+// CPU's idle task (swapper/N, pid 0), or its stopper (migration/N).
+type traceWho struct {
+	task    *Task
+	stopper bool
+}
+
+// traceRec is one tracepoint hit, owned by the CPU whose buffer holds it.
 type traceRec struct {
-	t          int64
-	kind       traceKind
-	seq        uint32 // order within the CPU at equal t
-	prev, next *Task  // switch: prev and next (nil: idle); wakeup: next
-	prevState  TaskState
-	targetCPU  int
+	t       int64
+	kind    traceKind
+	flags   uint8 // common_flags
+	pc      uint8 // common_preempt_count
+	pending bool  // a waker's record not (yet) claimed at the barrier
+	ctx     traceWho
+	// switch: next and prev's state (ctx is prev); the others: the task.
+	next      traceWho
+	prevState TaskState
+	task      *Task
+	// wakeups: target_cpu; migrate: orig_cpu and dest_cpu.
+	cpu, dest int
 }
 
 type counterSample struct {
@@ -42,6 +92,23 @@ type counterSample struct {
 	nr       []int32 // per CPU
 	stall    []int64 // per CPU, ns in the sample period
 	loadAvgs []int64 // per group
+}
+
+// ttwuMode says which context a CPU's next sched_wakeup is logged in.
+type ttwuMode uint8
+
+const (
+	wmTask      ttwuMode = iota // a task's ttwu, under pi_lock and the rq lock
+	wmTimer                     // the hrtimer interrupt's ttwu
+	wmDrainIPI                  // sched_ttwu_pending() in the IPI
+	wmDrainPoll                 // sched_ttwu_pending() in the polling idle loop
+)
+
+// traceCPU is a CPU's tracing state, touched only by its own goroutine
+// (or the barrier).
+type traceCPU struct {
+	mode     ttwuMode
+	lastWake int // index of the last sched_wakeup record, -1: none
 }
 
 // tracer holds the trace settings and the barrier's counter samples
@@ -53,6 +120,7 @@ type tracer struct {
 	stall   []int64
 	samples []counterSample
 	prev    counterSample // the state at the last barrier
+	cpu     []traceCPU
 }
 
 // EnableTrace turns on tracing of the first window ns of virtual time,
@@ -61,37 +129,229 @@ func (s *Sim) EnableTrace(window, period int64) {
 	if period <= 0 {
 		period = nsecPerMsec
 	}
-	s.tracer = &tracer{window: window, period: period, stall: make([]int64, len(s.cpus))}
-}
-
-func (rq *RQ) traceOn() bool { return rq.sim.tracer != nil && rq.now < rq.sim.tracer.window }
-
-func (rq *RQ) traceAppend(r traceRec) {
-	if n := len(rq.trace); n > 0 && rq.trace[n-1].t == r.t {
-		r.seq = rq.trace[n-1].seq + 1
+	s.tracer = &tracer{window: window, period: period, stall: make([]int64, len(s.cpus)), cpu: make([]traceCPU, len(s.cpus))}
+	for i := range s.tracer.cpu {
+		s.tracer.cpu[i].lastWake = -1
 	}
-	rq.trace = append(rq.trace, r)
 }
 
-// traceSwitch is the sched_switch tracepoint of __schedule().
+func (s *Sim) traceAt(t int64) bool { return s.tracer != nil && t < s.tracer.window }
+
+func (rq *RQ) traceOn() bool { return rq.sim.traceAt(rq.now) }
+
+// traceAppend adds r to this CPU's buffer and returns its index.
+func (rq *RQ) traceAppend(r traceRec) int {
+	rq.trace = append(rq.trace, r)
+	return len(rq.trace) - 1
+}
+
+// needReschedFlags is tracing_gen_ctx()'s need-resched bits for this
+// CPU's current task.
+func (rq *RQ) needReschedFlags() uint8 {
+	if rq.needResched {
+		return tfNeedResched | tfPreemptResched
+	}
+	return 0
+}
+
+// traceSwitch is the sched_switch tracepoint of __schedule(): irqs off,
+// preempt count 2 (schedule()'s preempt_disable() and the rq lock).
 func (rq *RQ) traceSwitch(prev, next *Task) {
 	if !rq.traceOn() {
 		return
 	}
-	r := traceRec{t: rq.now, kind: trSwitch, prev: prev, next: next, targetCPU: rq.cpu}
+	r := traceRec{t: rq.now, kind: trSwitch, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: prev}, next: traceWho{task: next}}
 	if prev != nil {
 		r.prevState = prev.state
 	}
 	rq.traceAppend(r)
 }
 
-// traceWakeup is the sched_wakeup (ttwu_do_activate()) and
-// sched_wakeup_new (wake_up_new_task()) tracepoint, on the wakee's CPU.
-func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
+// wakerFlags is the context of try_to_wake_up() before the rq lock: a
+// task waking through a wait queue holds its lock, ttwu's preempt_disable()
+// and p->pi_lock (irqs off, count 3); the hrtimer interrupt holds the last
+// two (count 2).
+func (rq *RQ) wakerFlags(timer bool) (uint8, uint8) {
+	if timer {
+		return tfIrqsOff | tfHardirq | rq.needReschedFlags(), 2
+	}
+	return tfIrqsOff | rq.needReschedFlags(), 3
+}
+
+// traceTTWU records sched_waking for p on the waker's CPU, pending the
+// barrier's claim unless local. It returns the record's index + 1 (0:
+// tracing off).
+func (rq *RQ) traceTTWU(p *Task, timer, local bool) int32 {
 	if !rq.traceOn() {
+		return 0
+	}
+	fl, pc := rq.wakerFlags(timer)
+	i := rq.traceAppend(traceRec{t: rq.now, kind: trWaking, flags: fl, pc: pc, pending: !local,
+		ctx: traceWho{task: rq.curr}, task: p, cpu: p.cpu})
+	rq.sim.tracer.cpu[rq.cpu].mode = wmTask
+	if timer {
+		rq.sim.tracer.cpu[rq.cpu].mode = wmTimer
+	}
+	return int32(i + 1)
+}
+
+// traceTTWUSelected fixes the waking record's target_cpu (the CPU ttwu
+// chose) and records set_task_cpu()'s sched_migrate_task, pending.
+func (rq *RQ) traceTTWUSelected(tr int32, p *Task, prev, cpu int) {
+	if tr == 0 {
 		return
 	}
-	rq.traceAppend(traceRec{t: rq.now, kind: kind, next: p, targetCPU: rq.cpu})
+	w := &rq.trace[tr-1]
+	w.cpu = cpu
+	if cpu != prev {
+		rq.traceAppend(traceRec{t: rq.now, kind: trMigrate, flags: w.flags, pc: w.pc, pending: true,
+			ctx: w.ctx, task: p, cpu: prev, dest: cpu})
+	}
+}
+
+// traceTTWULocal makes the records of a wakeup this CPU does all by
+// itself real at once.
+func (rq *RQ) traceTTWULocal(tr int32) {
+	if tr == 0 {
+		return
+	}
+	for i := int(tr - 1); i < len(rq.trace); i++ {
+		rq.trace[i].pending = false
+	}
+}
+
+// traceTTWUDirect records the sched_wakeup of a wakeup the waker does
+// under the target's rq lock (pending the claim).
+func (rq *RQ) traceTTWUDirect(tr int32, p *Task, cpu int) {
+	if tr == 0 {
+		return
+	}
+	w := &rq.trace[tr-1]
+	rq.traceAppend(traceRec{t: rq.now, kind: trWakeup, flags: w.flags, pc: w.pc + 1, pending: true,
+		ctx: w.ctx, task: p, cpu: cpu})
+}
+
+// traceClaim is the barrier's side of a claimed wakeup op: the waker's
+// pending records become real (the migrate only if the wakee moves), or,
+// for a wakeup decided at the barrier (a signal that found the wakee
+// asleep, an affinity move), they are made now in the waker's buffer.
+func (s *Sim) traceClaim(op *remoteOp, moved bool) {
+	if !s.traceAt(op.t) {
+		return
+	}
+	waker := s.cpus[op.from]
+	p := op.task
+	if op.trace > 0 {
+		for i := int(op.trace - 1); i < len(waker.trace); i++ {
+			r := &waker.trace[i]
+			if !r.pending || r.task != p {
+				break
+			}
+			if r.kind != trMigrate || moved {
+				r.pending = false
+			}
+		}
+		return
+	}
+	fl, pc := uint8(tfIrqsOff), uint8(3)
+	ctx := op.trCtx
+	if op.flags&wfAffinity != 0 {
+		// A task's sched_setaffinity() on itself: the model moves it
+		// at the barrier, logged in its own context when it asked
+		// (the kernel's stopper, migration_cpu_stop(), does it under
+		// the rq lock in between).
+		ctx, pc = traceWho{task: p}, 1
+	} else {
+		waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: op.target})
+	}
+	if moved {
+		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
+	}
+	if !op.wakelist {
+		waker.traceAppend(traceRec{t: op.t, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
+	}
+}
+
+// traceWakeup is the sched_wakeup (ttwu_do_activate()) and
+// sched_wakeup_new (wake_up_new_task()) tracepoint on this CPU. A wakeup
+// applied for another CPU (a remote enqueue, rq.proxy set) was recorded
+// by its waker.
+func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
+	if !rq.traceOn() || (kind == trWakeup && rq.proxy >= 0) {
+		return
+	}
+	st := &rq.sim.tracer.cpu[rq.cpu]
+	r := traceRec{t: rq.now, kind: kind, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: rq.curr}, task: p, cpu: rq.cpu}
+	if kind == trWakeupNew {
+		// pi_lock and the rq lock, need-resched as before wakeup_preempt().
+		r.flags |= rq.needReschedFlags()
+		rq.traceAppend(r)
+		return
+	}
+	switch {
+	case st.mode == wmTimer:
+		r.flags, r.pc = tfIrqsOff|tfHardirq, 3
+	case st.mode == wmDrainIPI && rq.curr != nil:
+		r.flags, r.pc = tfIrqsOff|tfHardirq, 1
+	case st.mode == wmDrainIPI || st.mode == wmDrainPoll:
+		// the idle task (preempt count 1) and the rq lock
+	default:
+		r.pc = 4
+	}
+	st.lastWake = rq.traceAppend(r)
+}
+
+// traceWakeupDone gives the last sched_wakeup the need-resched state after
+// wakeup_preempt() (ttwu_do_wakeup() logs after it).
+func (rq *RQ) traceWakeupDone() {
+	if rq.sim.tracer == nil {
+		return
+	}
+	st := &rq.sim.tracer.cpu[rq.cpu]
+	if st.lastWake >= 0 {
+		rq.trace[st.lastWake].flags |= rq.needReschedFlags()
+		st.lastWake = -1
+	}
+}
+
+// traceDrain sets the context of the sched_ttwu_pending() that follows.
+func (rq *RQ) traceDrain(ipi bool) {
+	if rq.sim.tracer == nil {
+		return
+	}
+	rq.sim.tracer.cpu[rq.cpu].mode = wmDrainPoll
+	if ipi {
+		rq.sim.tracer.cpu[rq.cpu].mode = wmDrainIPI
+	}
+}
+
+// tracePull records detach_task()'s sched_migrate_task of a pull done at
+// the barrier, in the balancing CPU's context: run_rebalance_domains() in
+// softirq with the busiest rq lock (count 1), or newidle balance inside
+// schedule() (count 2).
+func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
+	t := max(s.epochEnd, actor.now) // after the actor's last event: its context is its current task
+	if !s.traceAt(t) {
+		return
+	}
+	fl, pc := uint8(tfIrqsOff|tfSoftirq), uint8(1)
+	if newidle {
+		fl, pc = tfIrqsOff, 2
+	}
+	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, ctx: traceWho{task: actor.curr}, task: p, cpu: src, dest: dst})
+}
+
+// traceActiveBalance records active balancing on src: the stopper
+// migration/N preempts p, pushes it to dst (sched_migrate_task), and
+// switches to the idle task (the model reschedules src right after).
+func (s *Sim) traceActiveBalance(src *RQ, p *Task, dst int) {
+	if !src.traceOn() {
+		return
+	}
+	stop := traceWho{stopper: true}
+	src.traceAppend(traceRec{t: src.now, kind: trSwitch, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: p}, next: stop, prevState: TaskRunnable})
+	src.traceAppend(traceRec{t: src.now, kind: trMigrate, flags: tfIrqsOff, pc: 1, ctx: stop, task: p, cpu: src.cpu, dest: dst})
+	src.traceAppend(traceRec{t: src.now, kind: trSwitch, flags: tfIrqsOff, pc: 2, ctx: stop, prevState: TaskSleeping})
 }
 
 // sample records the counters at each multiple of the period. The state
@@ -125,46 +385,147 @@ func (tr *tracer) sample(s *Sim, stall []int64) {
 
 func taskPrio(p *Task) int { return 120 + p.Nice }
 
-func commPID(p *Task, cpu int) (string, int) {
-	if p == nil {
-		return fmt.Sprintf("swapper/%d", cpu), 0
+// taskComm is p->comm: at most TASK_COMM_LEN-1 (15) bytes.
+func taskComm(p *Task) string { return p.Comm[:min(len(p.Comm), 15)] }
+
+// stopperPID is the pid given to CPU cpu's stopper thread migration/N
+// (below the workloads' pids, which start at 1000).
+func stopperPID(cpu int) int { return 10 + cpu }
+
+// who names a context or switch side on cpu: its comm as the task struct
+// has it, its pid and prio (the stopper is SCHED_FIFO 99: prio 0).
+func (w traceWho) who(cpu int) (comm string, pid, prio int) {
+	switch {
+	case w.task != nil:
+		return taskComm(w.task), w.task.PID, taskPrio(w.task)
+	case w.stopper:
+		return fmt.Sprintf("migration/%d", cpu), stopperPID(cpu), 0
 	}
-	return p.Comm, p.PID
+	return fmt.Sprintf("swapper/%d", cpu), 0, 120
 }
 
-// prevStateLetter is __trace_sched_switch_state() as printed: S for a
-// sleep, X for an exit, R+ for a preemption.
-func prevStateLetter(st TaskState) string {
-	switch st {
-	case TaskSleeping:
+// Task states as __trace_sched_switch_state() reports them
+// (include/linux/sched.h: TASK_REPORT bits, TASK_REPORT_MAX for a
+// preemption).
+const (
+	reportSleeping  = 0x0001 // TASK_INTERRUPTIBLE, "S"
+	reportExitDead  = 0x0010 // EXIT_DEAD, "X"
+	reportPreempted = 0x0100 // TASK_REPORT_MAX, "R+"
+)
+
+// prevStateReport is the prev_state field of a switch.
+func (r *traceRec) prevStateReport() int64 {
+	switch {
+	case r.ctx.task == nil && !r.ctx.stopper:
+		return 0 // the idle task is always runnable: "R"
+	case r.prevState == TaskSleeping:
+		return reportSleeping
+	case r.prevState == TaskDead:
+		// do_task_dead(): TASK_DEAD with exit_state EXIT_DEAD (a thread
+		// reaped at once; a process its parent waits for would be Z).
+		return reportExitDead
+	}
+	return reportPreempted
+}
+
+// prevStateText prints prev_state as sched_switch's print fmt does.
+func prevStateText(v int64) string {
+	switch v {
+	case 0:
+		return "R"
+	case reportSleeping:
 		return "S"
-	case TaskDead:
+	case reportExitDead:
 		return "X"
 	}
 	return "R+"
 }
 
-// WriteFtrace writes the trace as ftrace text (the trace file of
-// tracefs, with the nop tracer's header). Timestamps are virtual seconds.
-func (s *Sim) WriteFtrace(w io.Writer) error {
-	type ref struct {
-		cpu int
-		rec *traceRec
+// latFlags is trace_print_lat_fmt(): irqs-off, need-resched,
+// hardirq/softirq, preempt depth, migrate-disable depth.
+func latFlags(flags, pc uint8) string {
+	b := []byte(".....")
+	if flags&tfIrqsOff != 0 {
+		b[0] = 'd'
 	}
-	var all []ref
-	for _, rq := range s.cpus {
-		for i := range rq.trace {
-			all = append(all, ref{rq.cpu, &rq.trace[i]})
+	switch nr, pr := flags&tfNeedResched != 0, flags&tfPreemptResched != 0; {
+	case nr && pr:
+		b[1] = 'N'
+	case nr:
+		b[1] = 'n'
+	case pr:
+		b[1] = 'p'
+	}
+	switch hi, si := flags&tfHardirq != 0, flags&tfSoftirq != 0; {
+	case hi && si:
+		b[2] = 'H'
+	case hi:
+		b[2] = 'h'
+	case si:
+		b[2] = 's'
+	}
+	if pc&0xf != 0 {
+		b[3] = fmt.Sprintf("%x", pc&0xf)[0]
+	}
+	if pc>>4 != 0 {
+		b[4] = fmt.Sprintf("%x", pc>>4)[0]
+	}
+	return string(b)
+}
+
+// traceRef is a record in CPU cpu's buffer.
+type traceRef struct {
+	cpu int
+	rec *traceRec
+}
+
+// traceRecords returns CPU cpu's records that happened (pending ones
+// dropped), in time order.
+func (s *Sim) traceRecords(cpu int) []*traceRec {
+	var out []*traceRec
+	for i := range s.cpus[cpu].trace {
+		if r := &s.cpus[cpu].trace[i]; !r.pending {
+			out = append(out, r)
 		}
 	}
-	slices.SortStableFunc(all, func(a, b ref) int {
+	slices.SortStableFunc(out, func(a, b *traceRec) int { return cmp.Compare(a.t, b.t) })
+	return out
+}
+
+// traceName is the event's tracepoint name.
+func (k traceKind) traceName() string {
+	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task"}[k]
+}
+
+// ftraceFields prints the event's fields as its print fmt does.
+func (r *traceRec) ftraceFields(cpu int) string {
+	switch r.kind {
+	case trSwitch:
+		pc, pp, pprio := r.ctx.who(cpu)
+		nc, np, nprio := r.next.who(cpu)
+		return fmt.Sprintf("prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d",
+			pc, pp, pprio, prevStateText(r.prevStateReport()), nc, np, nprio)
+	case trMigrate:
+		return fmt.Sprintf("comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu, r.dest)
+	}
+	return fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu)
+}
+
+// WriteFtrace writes the trace as ftrace text (the trace file of
+// tracefs, with the nop tracer's header; trace_print_context() and
+// trace_print_lat_fmt() layout). Timestamps are virtual seconds.
+func (s *Sim) WriteFtrace(w io.Writer) error {
+	var all []traceRef
+	for cpu := range s.cpus {
+		for _, r := range s.traceRecords(cpu) {
+			all = append(all, traceRef{cpu, r})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b traceRef) int {
 		if c := cmp.Compare(a.rec.t, b.rec.t); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.cpu, b.cpu); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rec.seq, b.rec.seq)
+		return cmp.Compare(a.cpu, b.cpu)
 	})
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# tracer: nop\n#\n# entries-in-buffer/entries-written: %d/%d   #P:%d\n#\n", len(all), len(all), len(s.cpus))
@@ -176,36 +537,15 @@ func (s *Sim) WriteFtrace(w io.Writer) error {
 	fmt.Fprintf(bw, "#                              |||| /     delay\n")
 	fmt.Fprintf(bw, "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n")
 	fmt.Fprintf(bw, "#              | |         |   |||||     |         |\n")
-	for _, r := range all {
-		rec := r.rec
-		ts := fmt.Sprintf("%6d.%06d", rec.t/1e9, rec.t%1e9/1e3)
-		switch rec.kind {
-		case trSwitch:
-			pc, pp := commPID(rec.prev, r.cpu)
-			nc, np := commPID(rec.next, r.cpu)
-			pprio, nprio := 120, 120
-			state := "R"
-			if rec.prev != nil {
-				pprio = taskPrio(rec.prev)
-				state = prevStateLetter(rec.prevState)
-			}
-			if rec.next != nil {
-				nprio = taskPrio(rec.next)
-			}
-			fmt.Fprintf(bw, "%16s-%-7d [%03d] d..2. %s: sched_switch: prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d\n",
-				pc, pp, r.cpu, ts, pc, pp, pprio, state, nc, np, nprio)
-		default:
-			name := "sched_wakeup"
-			if rec.kind == trWakeupNew {
-				name = "sched_wakeup_new"
-			}
-			// The record is made on the wakee's CPU at enqueue; the
-			// context shown is that CPU's (the kernel shows the waker's
-			// when it wakes directly, the target's from the wake list).
-			cc, cp := commPID(nil, r.cpu)
-			fmt.Fprintf(bw, "%16s-%-7d [%03d] dN.3. %s: %s: comm=%s pid=%d prio=%d target_cpu=%03d\n",
-				cc, cp, r.cpu, ts, name, rec.next.Comm, rec.next.PID, taskPrio(rec.next), rec.targetCPU)
+	for _, ref := range all {
+		r := ref.rec
+		comm, pid, _ := r.ctx.who(ref.cpu)
+		if pid == 0 {
+			comm = "<idle>" // trace_find_cmdline() for pid 0
 		}
+		us := (r.t + 500) / 1000 // ns2usecs() rounds
+		fmt.Fprintf(bw, "%16s-%-7d [%03d] %s %5d.%06d: %s: %s\n", comm, pid, ref.cpu, latFlags(r.flags, r.pc),
+			us/1e6, us%1e6, r.kind.traceName(), r.ftraceFields(ref.cpu))
 	}
 	return bw.Flush()
 }

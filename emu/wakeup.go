@@ -26,12 +26,13 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	if v.state != TaskSleeping || (sem != nil && v.waitingOn != sem) {
 		switch {
 		case !owned:
-			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags})
+			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags, trCtx: traceWho{task: rq.curr}})
 		case p.state != TaskDead && sem != nil:
 			sem.push(stamp)
 		}
 		return false
 	}
+	tr := rq.traceTTWU(p, sem == nil, false)
 	rq.cost(hwmodel.OpTTWU)
 	prev := v.cpu
 	rq.sisRecent = -1
@@ -39,8 +40,10 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	if cpu != prev {
 		wakeFlags |= wfMigrated
 	}
+	rq.traceTTWUSelected(tr, p, prev, cpu)
 	rq.ttwuStatRQ(cpu)
 	if owned && cpu == rq.cpu {
+		rq.traceTTWULocal(tr)
 		// The wakee sleeps here and wakes here: all of it is ours.
 		rq.ttwuStatTask(p, cpu, wakeFlags)
 		if rq.sisRecent >= 0 {
@@ -51,11 +54,12 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.lockRQ(SymTryToWakeUp)
 		rq.updateRQClock()
 		rq.ttwuDoActivate(p, wakeFlags)
+		rq.traceWakeupDone()
 		rq.unlockRQ(SymTryToWakeUp)
 		return true
 	}
 	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
-	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp}
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
 	target := rq.sim.cpus[cpu]
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
 		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
@@ -86,6 +90,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 			target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
 			rq.Stats.DirectWakeups++
 		}
+		rq.traceTTWUDirect(tr, p, cpu)
 	}
 	rq.post(op)
 	return true

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/felixge/fgprof"
@@ -117,6 +118,9 @@ type setup struct {
 // workload's on one flag set and parses args.
 func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *engineFlags, declare func(fs *flag.FlagSet)) (*setup, error) {
 	wname := workloadName(args, "hackbench")
+	if err := onceWorkload(args); err != nil {
+		return nil, err
+	}
 	spec, err := bench.Lookup(wname)
 	if err != nil {
 		return nil, &usageError{msg: err.Error()}
@@ -141,8 +145,8 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if e.driver != "parallel" && e.driver != "serial" {
 		return nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", e.driver)
 	}
-	if e.epoch < 0 {
-		return nil, usagef("-epoch: must not be negative, got %v", e.epoch)
+	if e.epoch < 0 || e.epoch > maxEpoch {
+		return nil, usagef("-epoch: %v is out of range (allowed: 0, the exact lookahead, up to %v)", e.epoch, maxEpoch)
 	}
 	if e.workers < 0 {
 		return nil, usagef("-workers: must not be negative, got %d", e.workers)
@@ -182,15 +186,21 @@ func workloadError(err error) error {
 }
 
 // interrupts is how run learns of Ctrl-C: a channel closed on the first
-// SIGINT, and a function that stops listening. Tests replace it.
+// SIGINT or SIGTERM (which caughtSignal then reports), and a function
+// that stops listening. After the first signal the default action is
+// back, so a second one ends the process at once. Tests replace it.
 var interrupts = func() (<-chan struct{}, func()) {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-ch:
+		case sig := <-ch:
+			signal.Stop(ch)
+			if n, ok := sig.(syscall.Signal); ok {
+				caught.Store(int32(n))
+			}
 			close(stop)
 		case <-done:
 		}
@@ -198,8 +208,9 @@ var interrupts = func() (<-chan struct{}, func()) {
 	return stop, func() { signal.Stop(ch); close(done) }
 }
 
-// errInterrupted is a run stopped by Ctrl-C: its partial result was
-// printed; the exit status is 130 (128 + SIGINT).
+// errInterrupted is a run stopped by Ctrl-C or SIGTERM: its partial
+// result was printed; the exit status is 128 + the signal (130 for
+// SIGINT, 143 for SIGTERM).
 var errInterrupted = errors.New("interrupted: the result above covers only the time run")
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -211,7 +222,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.taskstats, "taskstats", "", "write per-task /proc/<pid>/sched counters to FILE")
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
-		fs.StringVar(&f.trace, "trace", "", "write an ftrace-text sched_switch/sched_wakeup trace to FILE and Chrome-JSON counters to FILE.counters.json")
+		fs.StringVar(&f.trace, "trace", "", "write the sched_switch/sched_waking/sched_wakeup/sched_migrate_task trace to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 		fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
@@ -220,9 +231,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	feat, featSpec, err := emu.ParseFeatures(f.features)
+	feat, featSpec, err := parseFeatureFlag("-features", f.features)
 	if err != nil {
-		return &usageError{msg: "-features: " + err.Error()}
+		return err
+	}
+	if f.traceWindow <= 0 || f.traceWindow > bench.MaxSeconds*time.Second {
+		return usagef("-trace-window: %v is out of range (allowed: more than 0, at most %ds of virtual time)", f.traceWindow, bench.MaxSeconds)
 	}
 	var cpus []int
 	if f.profileCPUs != "" {
@@ -233,6 +247,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	w, err := st.mk(st.m)
 	if err != nil {
 		return workloadError(err)
+	}
+	if err := checkOutputs([][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-trace", f.trace},
+		{"-trace", counterFile(f.trace)}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}); err != nil {
+		return err
 	}
 	stopProf, err := startProfiles(f.cpuprofile, f.fgprofFile)
 	if err != nil {
@@ -287,7 +305,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}{
 		{f.schedstat, s.WriteSchedstat},
 		{f.taskstats, s.WriteTaskStats},
-		{f.trace, s.WriteFtrace},
+		{f.trace, traceWriter(s, f.trace)},
 		{counterFile(f.trace), s.WriteChromeCounters},
 		{f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
 	} {
@@ -298,14 +316,23 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if !res.Complete && !res.Interrupted {
-		fmt.Fprintf(stderr, "emu: warning: the workload did not finish within its %.3f s virtual-time bound\n", float64(w.Limit())/1e9)
-	}
 	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(s.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
 	if res.Interrupted {
 		return errInterrupted
 	}
+	if !res.Complete {
+		return unfinished(w)
+	}
 	return nil
+}
+
+// traceWriter picks -trace's format by the file name: FILE.dat is a
+// trace-cmd trace.dat, anything else ftrace text.
+func traceWriter(s *emu.Sim, file string) func(io.Writer) error {
+	if strings.HasSuffix(file, ".dat") {
+		return s.WriteTraceDat
+	}
+	return s.WriteFtrace
 }
 
 func counterFile(trace string) string {
