@@ -146,10 +146,14 @@ func init() {
 				var src []byte
 				var err error
 				if w.file == "-" {
-					src, err = io.ReadAll(os.Stdin)
+					src, err = readAtMost(os.Stdin, rtMaxFile)
 					w.label = "<stdin>"
 				} else {
-					src, err = os.ReadFile(w.file)
+					var f *os.File
+					if f, err = os.Open(w.file); err == nil {
+						src, err = readAtMost(f, rtMaxFile)
+						f.Close()
+					}
 					w.label = filepath.Base(w.file)
 				}
 				if err != nil {
@@ -213,6 +217,23 @@ type jparser struct {
 	file  string
 	depth int
 }
+
+// rtMaxFile bounds the size of an rt-app file (its grammar makes a
+// thousand-task description a few hundred KiB).
+const rtMaxFile = 64 << 20
+
+// readAtMost reads r to its end, failing beyond max bytes.
+func readAtMost(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err == nil && int64(len(b)) > max {
+		return nil, fmt.Errorf("longer than %d MiB", max>>20)
+	}
+	return b, err
+}
+
+// rtMaxThreads caps the threads of a description (instances summed), as
+// hackbench's tasks are capped.
+const rtMaxThreads = 1 << 16
 
 // jMaxDepth bounds the nesting of arrays and objects (rt-app's grammar
 // needs five levels; the parser is recursive).
@@ -575,12 +596,16 @@ func parseRtApp(file string, src []byte, ncpu int) (*rtConfig, error) {
 	if err := p.uniqueKeys(tasks, "tasks", nil); err != nil {
 		return nil, err
 	}
+	threads := 0
 	for _, f := range tasks.obj {
 		t, err := p.task(f.key, f.val, join("tasks", f.key))
 		if err != nil {
 			return nil, err
 		}
 		p.cfg.tasks = append(p.cfg.tasks, t)
+		if threads += t.instances; threads > rtMaxThreads {
+			return nil, p.errf(f.val, join("tasks", f.key)+".instance", "the tasks up to this one make %d threads (instances summed), more than %d in all", threads, rtMaxThreads)
+		}
 	}
 	// Count each mutex's threads: a mutex of one thread needs no manager.
 	for _, t := range p.cfg.tasks {

@@ -61,8 +61,8 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	}
 	res := &Result{Sim: s, Workload: w}
 	limit := w.Limit()
-	if limit <= 0 {
-		return nil, fmt.Errorf("bench: workload has no time limit")
+	if limit <= 0 || limit > maxVirtualNS {
+		return nil, fmt.Errorf("bench: workload time limit %d ns is out of range (0, %d]", limit, maxVirtualNS)
 	}
 	stopped := func() bool {
 		select {
@@ -71,6 +71,11 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 		default:
 			return false
 		}
+	}
+	if cfg.Stop != nil && stopped() {
+		// Stopped during the setup: nothing ran.
+		res.Interrupted = true
+		return res, nil
 	}
 	done := func() bool {
 		if w.Done(s) {

@@ -112,6 +112,9 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 type symbolTable struct {
 	names []string
 	user  []bool
+	// byName finds a user symbol (a workload of many threads registers
+	// one per comm: a scan would make setup quadratic).
+	byName map[string]Symbol
 }
 
 func newSymbolTable() *symbolTable {
@@ -125,12 +128,15 @@ func newSymbolTable() *symbolTable {
 
 // userSymbol interns a user-space symbol name.
 func (t *symbolTable) userSymbol(name string) Symbol {
-	for i, n := range t.names {
-		if n == name && t.user[i] {
-			return Symbol(i)
-		}
+	if sym, ok := t.byName[name]; ok {
+		return sym
+	}
+	if t.byName == nil {
+		t.byName = map[string]Symbol{}
 	}
 	t.names = append(t.names, name)
 	t.user = append(t.user, true)
-	return Symbol(len(t.names) - 1)
+	sym := Symbol(len(t.names) - 1)
+	t.byName[name] = sym
+	return sym
 }

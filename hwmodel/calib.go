@@ -37,9 +37,17 @@ type Calib struct {
 
 // LoadCalibFile reads a calibration file strictly.
 func LoadCalibFile(path string) (*Calib, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 1<<20 {
+		return nil, fmt.Errorf("%s: longer than 1 MiB: not a calibration file", path)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -147,9 +147,12 @@ type CostSpec struct {
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents
 // and type mismatches are errors that name the field.
 func DecodeSpec(r io.Reader) (*Spec, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > maxSpecBytes {
+		return nil, &SpecError{Field: "(document)", Msg: fmt.Sprintf("longer than %d MiB", maxSpecBytes>>20)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -166,6 +169,9 @@ func DecodeSpec(r io.Reader) (*Spec, error) {
 	}
 	return &s, nil
 }
+
+// maxSpecBytes bounds a spec file (an explicit 384-CPU list is ~40 KiB).
+const maxSpecBytes = 16 << 20
 
 // LoadSpecFile reads a spec file.
 func LoadSpecFile(path string) (*Spec, error) {

@@ -71,12 +71,15 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if seeds < 1 || seeds > 100 {
 		return usagef("-seeds: must be in [1, 100], got %d", seeds)
 	}
+	if e.seed > math.MaxUint64-uint64(seeds) {
+		return usagef("-seed: %d with -seeds %d runs past the last seed (allowed: -seed up to %d)", e.seed, seeds, uint64(math.MaxUint64-uint64(seeds)))
+	}
 	sides := []string{base, patch}
 	feats := make([]emu.Features, 2)
 	for i, spec := range sides {
-		f, _, err := emu.ParseFeatures(spec)
+		f, _, err := parseFeatureFlag("-"+[]string{"base", "patch"}[i], spec)
 		if err != nil {
-			return usagef("-%s: %v", []string{"base", "patch"}[i], err)
+			return err
 		}
 		feats[i] = f
 	}

@@ -30,7 +30,7 @@ func runFeatures(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 1 {
 		set, spec, err := emu.ParseFeatures(fs.Arg(0))
 		if err != nil {
-			return &usageError{msg: err.Error()}
+			return usagef("features: %v", err)
 		}
 		fmt.Fprintf(stdout, "%s:\n%s\n", spec, set)
 		return nil

@@ -8,8 +8,14 @@
 //	emu calibrate             measure this host, compare with the host preset
 //	emu features [SET]        list the scheduler switches and kernel profiles
 //
-// Run `emu CMD -h` for a command's flags and examples. Bad input (an
-// unknown topology, a malformed spec, a bad flag) exits with status 2.
+// Run `emu CMD -h` for a command's flags and examples.
+//
+// Exit status: 0 success; 1 the run failed (it did not finish within its
+// virtual-time bound, or an output could not be written); 2 bad input (an
+// unknown topology, a malformed spec, a bad flag: the message names the
+// flag or field and the allowed values); 3 an internal error (a recovered
+// panic: a bug in rqemu, never the input's fault); 130 and 143 a run
+// stopped by SIGINT or SIGTERM, after printing the result so far.
 package main
 
 import (
@@ -18,6 +24,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+// Exit statuses besides 0, 2 (bad input) and 128+signal.
+const (
+	exitFailed = 1
+	exitCrash  = 3
 )
 
 // usageError is bad input: the message names the flag or field, and the
@@ -49,7 +64,12 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			code = crash(v, stderr)
+		}
+	}()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		mainUsage(stderr)
 		if len(args) == 0 {
@@ -78,9 +98,22 @@ func exitCode(err error, stderr io.Writer) int {
 		return 2
 	}
 	if errors.Is(err, errInterrupted) {
-		return 130
+		return 128 + int(caughtSignal())
 	}
-	return 1
+	return exitFailed
+}
+
+// crash reports a recovered panic: an internal error, whatever the input,
+// with the stack where it was raised (a CPU's, for a panic while the
+// engine stepped it).
+func crash(v any, stderr io.Writer) int {
+	stack := debug.Stack()
+	msg := fmt.Sprint(v)
+	if p, ok := v.(*emu.CPUPanic); ok {
+		msg, stack = p.Error(), p.Stack
+	}
+	fmt.Fprintf(stderr, "\nemu: internal error (a bug in rqemu, not a problem with the input; please report it with the command line): %s\n\n%s", msg, stack)
+	return exitCrash
 }
 
 func mainUsage(w io.Writer) {

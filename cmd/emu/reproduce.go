@@ -81,7 +81,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if r.e.driver != "parallel" && r.e.driver != "serial" {
 		return usagef("-driver: %q is not a driver (allowed: parallel, serial)", r.e.driver)
 	}
-	if r.dur <= 0 || r.dur > 100 {
+	if !(r.dur > 0) || r.dur > 100 {
 		return usagef("-l: virtual seconds must be in (0, 100], got %g", r.dur)
 	}
 	if r.seeds < 1 || r.seeds > 100 {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/emu"
+)
+
+// caught is the signal that stopped the run (0: none yet).
+var caught atomic.Int32
+
+// caughtSignal is the signal that stopped the run: SIGINT unless SIGTERM
+// came (tests close the stop channel without a signal).
+func caughtSignal() syscall.Signal {
+	if n := caught.Load(); n != 0 {
+		return syscall.Signal(n)
+	}
+	return syscall.SIGINT
+}
+
+// maxEpoch bounds -epoch: far coarser than any useful schedule, and far
+// from overflowing the clock.
+const maxEpoch = time.Second
+
+// onceWorkload rejects a repeated -workload: the workload's flags are
+// declared by the first, so the usual "last one wins" cannot apply.
+func onceWorkload(args []string) error {
+	var seen []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		for _, p := range []string{"-workload", "--workload"} {
+			if a == p && i+1 < len(args) {
+				seen = append(seen, args[i+1])
+			} else if v, ok := strings.CutPrefix(a, p+"="); ok {
+				seen = append(seen, v)
+			}
+		}
+	}
+	if len(seen) > 1 {
+		return usagef("-workload: given %d times (%s); give it once", len(seen), strings.Join(seen, ", "))
+	}
+	return nil
+}
+
+// parseFeatureFlag parses a feature-set flag, naming it in the error. An
+// empty value is an error (the flag's default is the default profile).
+func parseFeatureFlag(flag, spec string) (emu.Features, string, error) {
+	if strings.TrimSpace(spec) == "" {
+		return 0, "", usagef("%s: empty (allowed: a profile, %s, then +FEATURE/-FEATURE edits; emu features lists them)", flag, strings.Join(emu.ProfileNames(), ", "))
+	}
+	f, s, err := emu.ParseFeatures(spec)
+	if err != nil {
+		return 0, "", usagef("%s: %v", flag, err)
+	}
+	return f, s, nil
+}
+
+// checkOutputs checks, before a run, that each output file (flag, path;
+// "" is not asked for) can be written: not a directory, not read-only, in
+// a directory that exists. The file is left as it was.
+func checkOutputs(outs [][2]string) error {
+	for _, o := range outs {
+		flag, path := o[0], o[1]
+		if path == "" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		existed := err == nil
+		switch {
+		case existed && fi.IsDir():
+			return usagef("%s: %s is a directory (allowed: a file to write)", flag, path)
+		case existed && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0:
+			return usagef("%s: %s is read-only (allowed: a file to write)", flag, path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+		if err != nil {
+			return usagef("%s: cannot write %s: %v", flag, path, unwrapPath(err))
+		}
+		f.Close()
+		if !existed {
+			os.Remove(path)
+		}
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// unfinished is the error of a run that reached its virtual-time bound
+// before the workload finished: the result printed covers only that time.
+func unfinished(w bench.Workload) error {
+	what := "its virtual-time bound"
+	if n, ok := w.(bench.LimitNoter); ok {
+		what = n.LimitNote()
+	}
+	return fmt.Errorf("the workload did not finish: the run reached %.3f s of virtual time, %s; the result above covers only that time", float64(w.Limit())/1e9, what)
+}
