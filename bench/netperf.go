@@ -16,9 +16,10 @@ import (
 // netserver, then nr_threads netperf processes against 127.0.0.1, each
 // served by its own forked netserver child): N client/server pairs on one
 // machine, every pair a netperf process and its netserver child. The
-// tests are netperf's omni ("MIGRATED") UDP_RR, UDP_STREAM and TCP_STREAM
-// (src/nettest_omni.c send_omni_inner() / recv_omni(); the classic output
-// of src/nettest_bsd.c).
+// tests are netperf's omni ("MIGRATED") UDP_RR, TCP_RR, UDP_STREAM and
+// TCP_STREAM (src/nettest_omni.c send_omni_inner() / recv_omni(); the
+// classic output of src/nettest_bsd.c). lkp's command line is accepted as
+// is: netperf -4 -H 127.0.0.1 -t UDP_RR -c -C -l 10 [-- -m 64 -r 1,1].
 //
 // UDP_RR: the client sends a request (sendto(): syscall + udp_sendmsg()),
 // the loopback path runs it into the server's socket (dev_queue_xmit() ->
@@ -51,14 +52,21 @@ import (
 // packet plus the payload copies at loopbackBytesPerCycle (see below).
 //
 // Output: netperf's classic tables byte for byte (the title and data
-// format strings of nettest_bsd.c, trailing blanks included). lkp runs N
-// netperf processes and sums their results; printing N blocks would be
-// unreadable at 224 pairs, so the one block printed carries the
-// per-client mean (what each netperf prints) and, with N > 1, an rqemu
-// line "Aggregate: N clients, total X Trans/s" (or 10^6bits/sec) follows.
+// format strings of nettest_bsd.c, trailing blanks included), one block
+// per netperf process, each with its own pair's rate, in pair order: lkp
+// runs N netperf processes in the background and its parser
+// (lkp-tests stats/netperf) sums the blocks it finds in their
+// concatenated output (Throughput_total_tps) and averages them
+// (Throughput_tps). With -c/-C the tables get netperf's CPU columns: the
+// utilization of the whole machine over the run (loopback: local and
+// remote are the same machine, measured the same way, "% S" for
+// /proc/stat) and the service demand it implies for the pair
+// (calc_service_demand(): util * CPUs / throughput, in us per transaction
+// or per KB). The CPU-column layouts are recalled from nettest_bsd.c's
+// cpu_title / cpu_fmt_1_line_1 strings [R], not checked against a run.
 //
-// Simplified: no netperf control connection, no CPU measurement (-c/-C),
-// no confidence intervals, no interim results; the test starts for every
+// Simplified: no netperf control connection, no confidence intervals,
+// no interim results; the test starts for every
 // pair at once and the elapsed time is the test length (netperf's
 // measured elapsed is within a few ms of it). Client i and server i start
 // on Spread(m, 2i) and Spread(m, 2i+1) (fork balancing puts each new
@@ -77,6 +85,11 @@ type netperfBench struct {
 	rrArg   string
 	msgSize int
 	sync    bool
+	host    string // -H: the remote host, as the title names it
+	ipv4    bool   // -4
+	ipv6    bool   // -6
+	cpuL    bool   // -c: report local CPU utilization
+	cpuR    bool   // -C: report remote CPU utilization
 
 	m       *hwmodel.Machine
 	n       int
@@ -140,21 +153,27 @@ const (
 func init() {
 	Register(Spec{
 		Name: "netperf",
-		Doc:  "netperf over loopback: N netperf/netserver pairs running UDP_RR, UDP_STREAM or TCP_STREAM (as lkp runs it)",
+		Doc:  "netperf over loopback: N netperf/netserver pairs running UDP_RR, TCP_RR, UDP_STREAM or TCP_STREAM (as lkp runs it)",
 		Examples: []string{
 			"emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100% -l 1 -cgroup docker",
 			"emu run -topo xeon-e5-2x10 -workload netperf -t UDP_STREAM -m 64 -l 1",
+			"emu run -topo spr-2s -workload netperf -4 -H 127.0.0.1 -t TCP_RR -c -C -l 1 -nr 4 --",
 		},
 		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
 			w := &netperfBench{}
 			AddCommon(fs, &w.Common)
-			fs.StringVar(&w.test, "t", "UDP_RR", "test name (netperf's -t): UDP_RR, UDP_STREAM or TCP_STREAM")
+			fs.StringVar(&w.test, "t", "UDP_RR", "test name (netperf's -t): UDP_RR, TCP_RR, UDP_STREAM or TCP_STREAM")
 			fs.Float64Var(&w.length, "l", 10, "test length in seconds (netperf's -l; fractions allowed here)")
 			fs.StringVar(&w.nrArg, "nr", "1", "client/server pairs: a count, or a percentage of the CPUs (\"100%\" = as many as CPUs, lkp's nr_threads)")
 			fs.StringVar(&w.nrArg, "clients", "1", "same as -nr")
 			fs.StringVar(&w.rrArg, "r", "1,1", "UDP_RR request,response sizes in bytes (netperf's test-specific -r)")
 			fs.IntVar(&w.msgSize, "m", 0, "STREAM send size in bytes (netperf's test-specific -m); 0: netperf's default, 65507 for UDP, 16384 for TCP")
 			fs.BoolVar(&w.sync, "sync", true, "wake socket readers with WF_SYNC, as sock_def_readable() does")
+			fs.StringVar(&w.host, "H", "localhost", "remote host (netperf's -H; loopback whatever it names, shown in the title)")
+			fs.BoolVar(&w.ipv4, "4", false, "IPv4 (netperf's -4; the default)")
+			fs.BoolVar(&w.ipv6, "6", false, "IPv6 (netperf's -6: AF_INET6 in the title; costs as IPv4)")
+			fs.BoolVar(&w.cpuL, "c", false, "report local CPU utilization and service demand (netperf's -c)")
+			fs.BoolVar(&w.cpuR, "C", false, "report remote CPU utilization and service demand (netperf's -C)")
 			return func(m *hwmodel.Machine) (Workload, error) {
 				return w.validate(m)
 			}
@@ -162,7 +181,10 @@ func init() {
 	})
 }
 
-var netperfTests = []string{"UDP_RR", "UDP_STREAM", "TCP_STREAM"}
+var netperfTests = []string{"UDP_RR", "TCP_RR", "UDP_STREAM", "TCP_STREAM"}
+
+// rr reports a request/response test.
+func (w *netperfBench) rr() bool { return strings.HasSuffix(w.test, "_RR") }
 
 func (w *netperfBench) validate(m *hwmodel.Machine) (Workload, error) {
 	w.test = strings.ToUpper(w.test)
@@ -172,6 +194,12 @@ func (w *netperfBench) validate(m *hwmodel.Machine) (Workload, error) {
 	}
 	if !ok {
 		return nil, flagErr("-t", "unknown test %q (allowed: %s)", w.test, strings.Join(netperfTests, ", "))
+	}
+	if w.ipv4 && w.ipv6 {
+		return nil, flagErr("-6", "-4 and -6 exclude each other")
+	}
+	if strings.TrimSpace(w.host) == "" || strings.ContainsAny(w.host, " \t\n") {
+		return nil, flagErr("-H", "want a host name or address, got %q", w.host)
 	}
 	if !(w.length > 0) || w.length > 1e6 {
 		return nil, flagErr("-l", "test length must be a positive number of seconds, got %v", w.length)
@@ -316,8 +344,8 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
-	switch w.test {
-	case "UDP_RR":
+	switch {
+	case w.rr():
 		w.trans = make([]int64, w.n)
 	default:
 		w.sent = make([]int64, w.n)
@@ -327,8 +355,8 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 	for i := 0; i < w.n; i++ {
 		var cli, srv emu.Program
 		var cliSems, srvSems []*emu.Sem
-		switch w.test {
-		case "UDP_RR":
+		switch {
+		case w.rr():
 			reqQ := emu.NewSem(fmt.Sprintf("netserver%d.rx", i), 0)
 			respQ := emu.NewSem(fmt.Sprintf("netperf%d.rx", i), 0)
 			cli, srv = w.rrClient(i, reqQ, respQ), w.rrServer(reqQ, respQ)
@@ -531,52 +559,110 @@ func (w *netperfBench) mbits(msgs int64) float64 {
 	return float64(msgs) * float64(w.msgSize) * 8 / 1e6 / w.secs()
 }
 
-// Report prints netperf's classic output for one test (the per-client
-// mean, which is what each of the N netperf processes prints), and, with
-// more than one pair, an rqemu line with the sum over all of them.
+// netperfCPU is what -c/-C report: the machine's CPU utilization over
+// the run, in percent (every CPU's time not in the idle loop).
+func netperfCPU(s *emu.Sim, cpus int) float64 {
+	all := float64(s.Now()) * float64(cpus)
+	if all <= 0 {
+		return 0
+	}
+	return 100 * (1 - float64(s.SymbolNS("do_idle"))/all)
+}
+
+// serviceDemand is netperf's calc_service_demand(): CPU microseconds per
+// unit (a transaction, or a KB) at the given rate.
+func (w *netperfBench) serviceDemand(util, unitsPerSec float64) float64 {
+	if unitsPerSec <= 0 {
+		return 0
+	}
+	return util / 100 * float64(len(w.m.CPUs)) * 1e6 / unitsPerSec
+}
+
+// Report prints netperf's classic output once per netperf process (pair
+// order), each block with its own pair's result, as lkp's N concurrent
+// netperf processes print them.
 func (w *netperfBench) Report(out io.Writer, s *emu.Sim) error {
 	var b strings.Builder
 	w.setRan(s)
 	if w.ran < w.dur {
 		fmt.Fprintf(&b, "netperf: stopped early: %.6f s of the %g s test ran; the rates below cover that\n", float64(w.ran)/1e9, w.length)
 	}
-	n := float64(w.n)
 	secs := w.secs()
-	switch w.test {
-	case "UDP_RR":
-		total := float64(netperfSum(w.trans)) / secs
-		b.WriteString("MIGRATED UDP REQUEST/RESPONSE TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET : first burst 0\n")
-		b.WriteString("Local /Remote\n" +
-			"Socket Size   Request  Resp.   Elapsed  Trans.\n" +
-			"Send   Recv   Size     Size    Time     Rate         \n" +
-			"bytes  Bytes  bytes    bytes   secs.    per sec   \n\n")
-		fmt.Fprintf(&b, "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   \n", udpSockBuf, udpSockBuf, w.req, w.resp, secs, total/n)
-		fmt.Fprintf(&b, "%-6d %-6d\n", udpSockBuf, udpSockBuf)
-		if w.n > 1 {
-			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f Trans/s\n", w.n, total)
+	cpu := w.cpuL || w.cpuR
+	util := netperfCPU(s, len(w.m.CPUs))
+	// Utilization and service demand columns: netperf prints -1 where
+	// that side was not measured.
+	side := func(on bool, v float64) float64 {
+		if on {
+			return v
 		}
-	case "UDP_STREAM":
-		sent, recvd := netperfSum(w.sent), netperfSum(w.recvd)
-		b.WriteString("MIGRATED UDP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET\n")
-		b.WriteString("Socket  Message  Elapsed      Messages                \n" +
-			"Size    Size     Time         Okay Errors   Throughput\n" +
-			"bytes   bytes    secs            #      #   10^6bits/sec\n\n")
-		fmt.Fprintf(&b, "%6d  %6d   %-7.2f   %7d %6d    %7.2f\n%6d           %-7.2f   %7d           %7.2f\n\n",
-			udpSockBuf, w.msgSize, secs, int64(math.Round(float64(sent)/n)), 0, w.mbits(sent)/n,
-			udpSockBuf, secs, int64(math.Round(float64(recvd)/n)), w.mbits(recvd)/n)
-		if w.n > 1 {
-			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f 10^6bits/sec received (%.2f sent)\n", w.n, w.mbits(recvd), w.mbits(sent))
-		}
-	case "TCP_STREAM":
-		recvd := netperfSum(w.recvd)
-		b.WriteString("MIGRATED TCP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost () port 0 AF_INET\n")
-		b.WriteString("Recv   Send    Send                          \n" +
-			"Socket Socket  Message  Elapsed              \n" +
-			"Size   Size    Size     Time     Throughput  \n" +
-			"bytes  bytes   bytes    secs.    10^6bits/sec  \n\n")
-		fmt.Fprintf(&b, "%6d %6d %6d    %-6.2f   %7.2f   \n", tcpRcvBufInit, tcpSndBufInit, w.msgSize, secs, w.mbits(recvd)/n)
-		if w.n > 1 {
-			fmt.Fprintf(&b, "Aggregate: %d clients, total %.2f 10^6bits/sec\n", w.n, w.mbits(recvd))
+		return -1
+	}
+	from, fam, to := "0.0.0.0 (0.0.0.0)", "AF_INET", w.host
+	if w.ipv6 {
+		from, fam = ":: (::)", "AF_INET6"
+	}
+	for i := 0; i < w.n; i++ {
+		switch w.test {
+		case "UDP_RR", "TCP_RR":
+			proto, sndBuf, rcvBuf := "UDP", udpSockBuf, udpSockBuf
+			if w.test == "TCP_RR" {
+				proto, sndBuf, rcvBuf = "TCP", tcpSndBufInit, tcpRcvBufInit
+			}
+			tps := float64(w.trans[i]) / secs
+			fmt.Fprintf(&b, "MIGRATED %s REQUEST/RESPONSE TEST from %s port 0 %s to %s () port 0 %s : first burst 0\n", proto, from, fam, to, fam)
+			if !cpu {
+				b.WriteString("Local /Remote\n" +
+					"Socket Size   Request  Resp.   Elapsed  Trans.\n" +
+					"Send   Recv   Size     Size    Time     Rate         \n" +
+					"bytes  Bytes  bytes    bytes   secs.    per sec   \n\n")
+				fmt.Fprintf(&b, "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   \n", sndBuf, rcvBuf, w.req, w.resp, secs, tps)
+			} else {
+				sd := w.serviceDemand(util, tps)
+				b.WriteString("Local /Remote\n" +
+					"Socket Size   Request Resp.  Elapsed Trans.   CPU    CPU    S.dem   S.dem\n" +
+					"Send   Recv   Size    Size   Time    Rate     local  remote local   remote\n" +
+					"bytes  bytes  bytes   bytes  secs.   per sec  % S    % S    us/Tr   us/Tr\n\n")
+				fmt.Fprintf(&b, "%-6d %-6d %-6d  %-6d %-6.2f  %-6.2f  %-6.2f %-6.2f %-6.3f  %-6.3f \n", sndBuf, rcvBuf, w.req, w.resp, secs, tps,
+					side(w.cpuL, util), side(w.cpuR, util), side(w.cpuL, sd), side(w.cpuR, sd))
+			}
+			fmt.Fprintf(&b, "%-6d %-6d\n", sndBuf, rcvBuf)
+		case "UDP_STREAM":
+			fmt.Fprintf(&b, "MIGRATED UDP STREAM TEST from %s port 0 %s to %s () port 0 %s\n", from, fam, to, fam)
+			sent, recvd := w.mbits(w.sent[i]), w.mbits(w.recvd[i])
+			if !cpu {
+				b.WriteString("Socket  Message  Elapsed      Messages                \n" +
+					"Size    Size     Time         Okay Errors   Throughput\n" +
+					"bytes   bytes    secs            #      #   10^6bits/sec\n\n")
+				fmt.Fprintf(&b, "%6d  %6d   %-7.2f   %7d %6d    %7.2f\n%6d           %-7.2f   %7d           %7.2f\n\n",
+					udpSockBuf, w.msgSize, secs, w.sent[i], 0, sent, udpSockBuf, secs, w.recvd[i], recvd)
+			} else {
+				kbs := func(mbit float64) float64 { return mbit * 1e6 / 8 / 1024 }
+				b.WriteString("Socket  Message  Elapsed      Messages                   CPU      Service\n" +
+					"Size    Size     Time         Okay Errors   Throughput   Util     Demand\n" +
+					"bytes   bytes    secs            #      #   10^6bits/sec % SS     us/KB\n\n")
+				fmt.Fprintf(&b, "%6d  %6d   %-7.2f   %7d %6d    %7.1f     %-6.2f   %-6.3f\n%6d           %-7.2f   %7d           %7.1f     %-6.2f   %-6.3f\n\n",
+					udpSockBuf, w.msgSize, secs, w.sent[i], 0, sent, side(w.cpuL, util), side(w.cpuL, w.serviceDemand(util, kbs(sent))),
+					udpSockBuf, secs, w.recvd[i], recvd, side(w.cpuR, util), side(w.cpuR, w.serviceDemand(util, kbs(recvd))))
+			}
+		case "TCP_STREAM":
+			fmt.Fprintf(&b, "MIGRATED TCP STREAM TEST from %s port 0 %s to %s () port 0 %s\n", from, fam, to, fam)
+			mb := w.mbits(w.recvd[i])
+			if !cpu {
+				b.WriteString("Recv   Send    Send                          \n" +
+					"Socket Socket  Message  Elapsed              \n" +
+					"Size   Size    Size     Time     Throughput  \n" +
+					"bytes  bytes   bytes    secs.    10^6bits/sec  \n\n")
+				fmt.Fprintf(&b, "%6d %6d %6d    %-6.2f   %7.2f   \n", tcpRcvBufInit, tcpSndBufInit, w.msgSize, secs, mb)
+			} else {
+				sd := w.serviceDemand(util, mb*1e6/8/1024)
+				b.WriteString("Recv   Send    Send                          Utilization       Service Demand\n" +
+					"Socket Socket  Message  Elapsed              Send     Recv     Send    Recv\n" +
+					"Size   Size    Size     Time     Throughput  local    remote   local   remote\n" +
+					"bytes  bytes   bytes    secs.    10^6bits/s  % S      % S      us/KB   us/KB\n\n")
+				fmt.Fprintf(&b, "%6d %6d %6d    %-6.2f     %7.2f   %-6.2f   %-6.2f   %-6.3f  %-6.3f \n", tcpRcvBufInit, tcpSndBufInit, w.msgSize, secs, mb,
+					side(w.cpuL, util), side(w.cpuR, util), side(w.cpuL, sd), side(w.cpuR, sd))
+			}
 		}
 	}
 	_, err := io.WriteString(out, b.String())
@@ -589,8 +675,8 @@ func (w *netperfBench) Metrics(s *emu.Sim) Metrics {
 	w.setRan(s)
 	secs := w.secs()
 	v := map[string]float64{"clients": float64(w.n), "elapsed_sec": secs}
-	switch w.test {
-	case "UDP_RR":
+	switch {
+	case w.rr():
 		tr := netperfSum(w.trans)
 		total := float64(tr) / secs
 		v["throughput"] = total

@@ -2,6 +2,10 @@ package bench
 
 import (
 	"errors"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +18,7 @@ func TestNetperfGolden(t *testing.T) {
 		{"udp_rr-4", "hikey-8", []string{"-t", "UDP_RR", "-nr", "4", "-l", "0.01", "-r", "64,1024"}},
 		{"udp_stream-64", "xeon-e5-2x10", []string{"-t", "UDP_STREAM", "-m", "64", "-l", "0.01"}},
 		{"tcp_stream-2", "hikey-8", []string{"-t", "TCP_STREAM", "-nr", "2", "-l", "0.01"}},
+		{"tcp_rr-lkp-2", "hikey-8", []string{"-4", "-H", "127.0.0.1", "-t", "TCP_RR", "-c", "-C", "-l", "0.01", "-nr", "2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, out := runW(t, c.topo, "v6.6-eevdf", 1, "netperf", c.args...)
@@ -99,7 +104,9 @@ func TestNetperfBadFlags(t *testing.T) {
 		flag string
 		args []string
 	}{
-		{"-t", []string{"-t", "TCP_RR"}},
+		{"-t", []string{"-t", "SCTP_RR"}},
+		{"-6", []string{"-4", "-6"}},
+		{"-H", []string{"-H", ""}},
 		{"-nr", []string{"-nr", "0"}},
 		{"-nr", []string{"-nr", "-3"}},
 		{"-nr", []string{"-nr", "0%"}},
@@ -129,6 +136,107 @@ func TestCountOrPercentOfCPUs(t *testing.T) {
 		got, err := countOrPercentOfCPUs(c.s, c.cpus, 65536)
 		if err != nil || got != c.want {
 			t.Errorf("countOrPercentOfCPUs(%q, %d) = %d, %v; want %d", c.s, c.cpus, got, err, c.want)
+		}
+	}
+}
+
+// lkpNetperf is lkp-tests' stats/netperf parser, in Go: it finds the
+// throughput column from the table headers and sums every data line of
+// the concatenated output of the N netperf processes.
+func lkpNetperf(out string) (stats map[string]float64, blocks int) {
+	var throughput, tm, pktSize float64
+	var thpIndex, timeIndex, pktIndex, iterations int
+	unit := ""
+	reData := regexp.MustCompile(`\d+\s+\d+\s+\d+\s+\d.*$`)
+	for _, line := range strings.Split(out, "\n") {
+		words := strings.Fields(line)
+		index := func(w string) int {
+			for i, x := range words {
+				if x == w {
+					return i
+				}
+			}
+			return -1
+		}
+		switch {
+		case strings.HasPrefix(line, "Iterations"):
+			iterations++
+		case regexp.MustCompile(`^bytes.*secs.*10\^6bits`).MatchString(line):
+			unit = "Mbps"
+		case regexp.MustCompile(`^bytes.*secs.\s+per sec`).MatchString(line):
+			unit = "tps"
+		case regexp.MustCompile(`^Socket.*Elapsed.*`).MatchString(line):
+			if i := index("Message"); i >= 0 {
+				pktIndex = i
+			}
+			if i := index("Elapsed"); i >= 0 {
+				timeIndex = i
+			}
+		case regexp.MustCompile(`^Send\s+Recv\s+`).MatchString(line):
+			if i := index("Rate"); i >= 0 {
+				thpIndex = i
+			}
+		case regexp.MustCompile(`^Size\s+Size\s+`).MatchString(line):
+			if i := index("Throughput"); i >= 0 {
+				thpIndex = i
+			}
+		case reData.MatchString(line):
+			v, _ := strconv.ParseFloat(words[thpIndex], 64)
+			throughput += v
+			tm, _ = strconv.ParseFloat(words[timeIndex], 64)
+			if unit == "Mbps" {
+				pktSize, _ = strconv.ParseFloat(words[pktIndex], 64)
+			}
+			blocks++
+		}
+	}
+	if blocks == 0 {
+		return nil, 0
+	}
+	avg := throughput / float64(blocks)
+	if iterations > 0 {
+		throughput /= float64(iterations)
+	}
+	workload := throughput * tm
+	if unit == "Mbps" {
+		workload = workload * 1e6 / 8 / pktSize
+	}
+	return map[string]float64{"Throughput_" + unit: avg, "Throughput_total_" + unit: throughput, "workload": workload}, blocks
+}
+
+// N pairs print N netperf blocks, and lkp's parser, reading them as it
+// reads N real netperf processes, gets the true total.
+func TestNetperfLKPParse(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		unit string
+	}{
+		{[]string{"-t", "UDP_RR", "-nr", "4", "-l", "0.01"}, "tps"},
+		{[]string{"-4", "-H", "127.0.0.1", "-t", "TCP_RR", "-c", "-C", "-l", "0.01", "-nr", "3"}, "tps"},
+		{[]string{"-t", "TCP_STREAM", "-nr", "2", "-l", "0.01", "-c", "-C"}, "Mbps"},
+	} {
+		res, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "netperf", c.args...)
+		v := res.Workload.Metrics(res.Sim).Values
+		n := int(v["clients"])
+		if got := strings.Count(out, "MIGRATED "); got != n {
+			t.Errorf("%v: %d netperf blocks, want %d", c.args, got, n)
+		}
+		if strings.Contains(out, "Aggregate") {
+			t.Errorf("%v: netperf prints no Aggregate line", c.args)
+		}
+		st, blocks := lkpNetperf(out)
+		if blocks != n {
+			t.Fatalf("%v: lkp's parser reads %d data lines, want %d:\n%s", c.args, blocks, n, out)
+		}
+		total := st["Throughput_total_"+c.unit]
+		if math.Abs(total-v["throughput"]) > 0.01*float64(n) {
+			t.Errorf("%v: lkp's Throughput_total_%s = %.2f, the run's total %.2f", c.args, c.unit, total, v["throughput"])
+		}
+		if math.Abs(st["Throughput_"+c.unit]*float64(n)-total) > 1e-6*total {
+			t.Errorf("%v: Throughput_%s %.2f is not the total over %d", c.args, c.unit, st["Throughput_"+c.unit], n)
+		}
+		if c.unit == "tps" && math.Abs(st["workload"]-v["transactions"]) > 0.01*v["transactions"]+float64(n) {
+			t.Errorf("%v: lkp's workload %.0f, transactions %.0f", c.args, st["workload"], v["transactions"])
 		}
 	}
 }

@@ -133,6 +133,13 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
+	if rest := fs.Args(); len(rest) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+		// netperf's "--" starts its test-specific options (-m, -r):
+		// here they share the one flag set.
+		if err := parse(fs, rest); err != nil {
+			return nil, err
+		}
+	}
 	var wargs []string
 	fs.Visit(func(f *flag.Flag) {
 		if !engine[f.Name] {
