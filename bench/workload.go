@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 
@@ -167,14 +166,6 @@ func unitNS(flag string, v int, lo int, unit int64, unitName string) (int64, err
 		return 0, flagErr(flag, "%d %s is out of range (allowed: %d..%d %s, at most %d s of virtual time)", v, unitName, lo, hi, unitName, MaxSeconds)
 	}
 	return int64(v) * unit, nil
-}
-
-// finiteIn checks that a float flag is a number in [lo, hi].
-func finiteIn(flag string, v, lo, hi float64, unitName string) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
-		return flagErr(flag, "%v %s is out of range (allowed: a number in %g..%g %s)", v, unitName, lo, hi, unitName)
-	}
-	return nil
 }
 
 // capNS saturates a virtual-time bound computed in float64 at

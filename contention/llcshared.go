@@ -20,7 +20,7 @@ import (
 // atomic store is an XCHG on amd64, heavier on the host than the kernel's
 // plain MOV (the modeled op stays a Write).
 type llcSharedLine struct {
-	ref          atomic.Int32 // unused
+	_            atomic.Int32 // ref: the kernel's layout, not modeled
 	nrBusyCPUs   atomic.Int32 // Atomic: inc/dec by CPUs of the LLC leaving/entering nohz idle.
 	hasIdleCores atomic.Int32 // Atomic (READ_ONCE/WRITE_ONCE): set by CPUs going idle, cleared by wakers.
 	nrIdleScan   atomic.Int32 // Atomic (READ_ONCE/WRITE_ONCE): written by periodic LB at the LLC domain.

@@ -550,24 +550,6 @@ func (rq *RQ) wakeupPreempt(p *Task, wakeFlags int) {
 	rq.checkPreemptWakeup(p, wakeFlags)
 }
 
-// ttwuStat is core.c: ttwu_stat(): counted on the waker's runqueue.
-func (rq *RQ) ttwuStat(p *Task, cpu, wakeFlags int) {
-	rq.Stats.TTWUCount++
-	p.Stats.NrWakeups++
-	if cpu == rq.cpu {
-		rq.Stats.TTWULocal++
-		p.Stats.NrWakeupsLoc++
-	} else {
-		p.Stats.NrWakeupsRem++
-	}
-	if wakeFlags&wfMigrated != 0 {
-		p.Stats.NrWakeupsMig++
-	}
-	if wakeFlags&wfSync != 0 {
-		p.Stats.NrWakeupsSync++
-	}
-}
-
 // wakeUpNewTask is core.c: wake_up_new_task(): the first enqueue, with
 // ENQUEUE_INITIAL so the entity gets PLACE_DEADLINE_INITIAL / START_DEBIT.
 func (rq *RQ) wakeUpNewTask(p *Task) {

@@ -186,7 +186,7 @@ func datCPUStream(recs []*traceRec, cpu int, byKind map[traceKind]*datEvent) []b
 		}
 		if len(page) == 0 || len(page)+need > datPageData {
 			flush()
-			pageTS, last, delta = r.t, r.t, 0
+			pageTS, delta = r.t, 0
 		}
 		if delta >= 1<<rbDeltaBits {
 			page = le.AppendUint32(page, rbTypeTimeExtend|uint32(delta&(1<<rbDeltaBits-1))<<5)
