@@ -315,6 +315,9 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
+	if err := s.SetSocketFamily("unix"); err != nil { // socketpair(AF_UNIX, SOCK_STREAM)
+		return err
+	}
 	// The actions' templates, copied with their semaphore filled in, so
 	// that the kernel op lists are built once.
 	write := emu.SignalStamp(nil, 0).With(hwmodel.OpSockSend).WithSync()

@@ -344,6 +344,9 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
+	if err := s.SetSocketFamily(strings.ToLower(w.test[:3])); err != nil { // UDP_* or TCP_*
+		return err
+	}
 	switch {
 	case w.rr():
 		w.trans = make([]int64, w.n)

@@ -189,6 +189,9 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
+	if err := s.SetSocketFamily("tcp"); err != nil { // the client's TCP connection to its backend
+		return err
+	}
 	w.cli = make([]sysbenchThread, w.n)
 	var lockReq *emu.Sem
 	grants := make([]*emu.Sem, w.n)

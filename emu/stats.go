@@ -72,7 +72,7 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 		if ns == 0 {
 			continue
 		}
-		out = append(out, ProfileEntry{Symbol: s.syms.names[sym], User: s.syms.user[sym], NS: ns,
+		out = append(out, ProfileEntry{Symbol: s.symbolName(Symbol(sym)), User: s.syms.user[sym], NS: ns,
 			Percent: 100 * float64(ns) / float64(max(all, 1))})
 	}
 	slices.SortStableFunc(out, func(a, b ProfileEntry) int {
@@ -84,26 +84,89 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 	return out
 }
 
-// WriteProfile prints the profile like `perf report --sort symbol`.
+// profileDSO is the shared object perf report names for an entry: the
+// kernel, or the program a user symbol belongs to (the comm up to its
+// first '-': hackbench-recv runs in hackbench).
+func profileDSO(e ProfileEntry) string {
+	if !e.User {
+		return "[kernel.kallsyms]"
+	}
+	prog, _, _ := strings.Cut(e.Symbol, "-")
+	return prog
+}
+
+// perfUnit is perf's convert_unit(): the count in K, M or G.
+func perfUnit(n int64) string {
+	unit := " "
+	for _, u := range []string{"K", "M", "G"} {
+		if n > 1000 {
+			n /= 1000
+			unit = u
+		}
+	}
+	return fmt.Sprintf("%d%s", n, unit)
+}
+
+// profileSampleHz is the sampling rate the Samples line assumes per CPU
+// (perf record's default -F 4000).
+const profileSampleHz = 4000
+
+// WriteProfile prints the profile of the given CPUs (all when nil) as
+// `perf report --children --header --sort=dso,symbol` prints a
+// `perf record -a -g` of the run: the "# ========" header block, the
+// Samples / Event count lines for cycles:pp, and Children / Self /
+// Shared Object / Symbol rows, which lkp-tests' stats/perf-profile
+// parses into perf-profile.{children,self}.cycles-pp.SYMBOL. No call
+// chains are modeled, so Children equals Self. title is printed as a
+// comment after the header.
 func (s *Sim) WriteProfile(w io.Writer, cpus []int, title string) error {
+	prof := s.Profile(cpus)
+	var total int64
+	dsoW, symW := len("Shared Object"), len("Symbol")
+	for _, e := range prof {
+		total += e.NS
+		dsoW = max(dsoW, len(profileDSO(e)))
+		symW = max(symW, len(e.Symbol)+4)
+	}
+	ncpu := len(s.cpus)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n#\n# Overhead  Symbol\n# ........  ......................................\n#\n", title)
-	for _, e := range s.Profile(cpus) {
+	b.WriteString("# ========\n")
+	fmt.Fprintf(&b, "# captured on    : Thu Jan  1 00:00:00 1970\n")
+	fmt.Fprintf(&b, "# header version : 1\n")
+	fmt.Fprintf(&b, "# hostname : %s\n", s.m.Name)
+	fmt.Fprintf(&b, "# os release : rqemu (the modeled kernel's features: see the title below)\n")
+	fmt.Fprintf(&b, "# perf version : rqemu virtual-cycle profile\n")
+	fmt.Fprintf(&b, "# arch : %s\n", s.m.Arch)
+	fmt.Fprintf(&b, "# nrcpus online : %d\n# nrcpus avail : %d\n", ncpu, ncpu)
+	fmt.Fprintf(&b, "# cpudesc : %s\n", s.m.Model)
+	fmt.Fprintf(&b, "# cmdline : perf record -a -g -F %d\n", profileSampleHz)
+	fmt.Fprintf(&b, "# event : name = cycles:pp, , id = { }, size = 136, { sample_period, sample_freq } = %d, sample_type = IP|TID|TIME|CALLCHAIN|CPU|PERIOD, read_format = ID, disabled = 1, inherit = 1, freq = 1, precise_ip = 2, sample_id_all = 1\n", profileSampleHz)
+	b.WriteString("# ========\n#\n")
+	fmt.Fprintf(&b, "# %s\n#\n", title)
+	b.WriteString("# Total Lost Samples: 0\n#\n")
+	fmt.Fprintf(&b, "# Samples: %s of event 'cycles:pp'\n", perfUnit(total*profileSampleHz/1_000_000_000))
+	fmt.Fprintf(&b, "# Event count (approx.): %d\n#\n", int64(s.m.NSToCycles(float64(total))))
+	fmt.Fprintf(&b, "# Children      Self  %-*s  %s\n", dsoW, "Shared Object", "Symbol")
+	fmt.Fprintf(&b, "# ........  ........  %s  %s\n#\n", strings.Repeat(".", dsoW), strings.Repeat(".", symW))
+	for _, e := range prof {
 		mark := "[k]"
 		if e.User {
 			mark = "[.]"
 		}
-		fmt.Fprintf(&b, "  %6.2f%%  %s %s\n", e.Percent, mark, e.Symbol)
+		pct := fmt.Sprintf("%.2f%%", e.Percent)
+		fmt.Fprintf(&b, "%10s  %8s  %-*s  %s %s\n", pct, pct, dsoW, profileDSO(e), mark, e.Symbol)
 	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// SymbolNS is the total ns all CPUs spent in the named symbol.
+// SymbolNS is the total ns all CPUs spent in the named symbol (as the
+// profile names it).
 func (s *Sim) SymbolNS(name string) int64 {
 	var ns int64
-	for sym, n := range s.syms.names {
-		if n == name {
+	for sym := range s.syms.names {
+		if s.symbolName(Symbol(sym)) == name {
 			for _, rq := range s.cpus {
 				ns += rq.profile[sym]
 			}

@@ -1,6 +1,10 @@
 package emu
 
-import "github.com/rqemu/rqemu/hwmodel"
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
 
 // Symbol is what a virtual nanosecond is charged to: a kernel function, a
 // workload's user code, or idle. The profile (-profile) is a table of
@@ -107,11 +111,73 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 	hwmodel.OpSockRecv:      SymSockRecv,
 }
 
+// The names perf shows differ from the identities above by kernel
+// version, architecture and socket family; the profile prints these
+// (symbolName), the engine keeps the identities.
+
+// pre610Names are the v5.15-v6.9 names of the functions v6.10 renamed
+// (commits "sched/balance: Rename ..." by Ingo Molnar, 2024): every kernel
+// profile rqemu models (v5.15-cfs ... v6.7-eevdf) predates them.
+var pre610Names = map[Symbol]string{
+	SymLoadBalance:           "load_balance",
+	SymNewidleBalance:        "newidle_balance",
+	SymUpdateBlockedAverages: "update_blocked_averages",
+	SymSchedTick:             "scheduler_tick",
+}
+
+// arm64Names are the arm64 paths (arch/arm64/kernel/entry-common.c,
+// smp.c; drivers/irqchip/irq-gic*.c) of the x86 entry and IPI symbols.
+var arm64Names = map[Symbol]string{
+	SymSyscall:    "el0_svc",
+	SymSendIPI:    "gic_ipi_send_mask",
+	SymIPIHandler: "do_handle_IPI",
+}
+
+// sockNames are the socket layer's send and receive functions per family
+// (net/unix/af_unix.c, net/ipv4/udp.c, net/ipv4/tcp.c).
+var sockNames = map[string][2]string{
+	"unix": {"unix_stream_sendmsg", "unix_stream_recvmsg"},
+	"udp":  {"udp_sendmsg", "udp_recvmsg"},
+	"tcp":  {"tcp_sendmsg", "tcp_recvmsg"},
+}
+
+// SetSocketFamily names the socket layer in this Sim's profile after the
+// workload's sockets: "unix" (AF_UNIX stream: hackbench, perf bench
+// messaging), "udp" (the default) or "tcp". Output only.
+func (s *Sim) SetSocketFamily(family string) error {
+	if _, ok := sockNames[family]; !ok {
+		return fmt.Errorf("socket family %q unknown (allowed: unix, udp, tcp)", family)
+	}
+	s.syms.family = family
+	return nil
+}
+
+// symbolName is the name perf report shows for sym on this Sim's machine
+// and kernel.
+func (s *Sim) symbolName(sym Symbol) string {
+	if s.syms.user[sym] {
+		return s.syms.names[sym]
+	}
+	if f, ok := sockNames[s.syms.family]; ok && (sym == SymSockSend || sym == SymSockRecv) {
+		return f[sym-SymSockSend]
+	}
+	if s.m.Arch == "arm64" {
+		if n, ok := arm64Names[sym]; ok {
+			return n
+		}
+	}
+	if n, ok := pre610Names[sym]; ok {
+		return n
+	}
+	return s.syms.names[sym]
+}
+
 // symbolTable names the symbols of one Sim: the kernel's, then the user
 // symbols workloads register (one per program, like perf's [.] lines).
 type symbolTable struct {
-	names []string
-	user  []bool
+	names  []string
+	user   []bool
+	family string // the socket family SetSocketFamily chose ("": udp)
 	// byName finds a user symbol (a workload of many threads registers
 	// one per comm: a scan would make setup quadratic).
 	byName map[string]Symbol

@@ -20,7 +20,7 @@ func TestRunPipe(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"# Executed 500 pipe operations between two processes", "usecs/op", "ops/sec",
-		"# Overhead  Symbol", "[k] __schedule"} {
+		"# Children      Self  Shared Object", "[kernel.kallsyms]  [k] __schedule"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,97 @@
+package emu
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// lkpPerfProfile is lkp-tests' stats/perf-profile parser, in Go: the
+// first line must be perf report --header's "# ========", the event comes
+// from the "# Samples: N of event 'E'" line (':' -> '-'), and each
+// "children% self% dso [k] symbol" row adds children.E.SYM and self.E.SYM.
+func lkpPerfProfile(t *testing.T, out string) map[string]float64 {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	if !sc.Scan() || !regexp.MustCompile(`^# ========$| --header`).MatchString(sc.Text()) {
+		t.Fatalf("first line %q: lkp's parser exits", sc.Text())
+	}
+	samples := regexp.MustCompile(`^# Samples: \d+[KMG ] of event `)
+	row := regexp.MustCompile(`^\s*(\d+\.\d+)%\s+(\d+\.\d+)%\s+\S+\s+\S+\s+(\S+)(\s+\S+\s+\S+)?\s*$`)
+	event := ""
+	for sc.Scan() {
+		if loc := samples.FindStringIndex(sc.Text()); loc != nil {
+			event = strings.NewReplacer(":", "-", "'", "").Replace(sc.Text()[loc[1]:])
+			break
+		}
+	}
+	res := map[string]float64{}
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "# ") {
+			continue
+		}
+		if m := row.FindStringSubmatch(line); m != nil {
+			c, _ := strconv.ParseFloat(m[1], 64)
+			s, _ := strconv.ParseFloat(m[2], 64)
+			res["children."+event+"."+m[3]] += c
+			res["self."+event+"."+m[3]] += s
+		}
+	}
+	return res
+}
+
+// lkp's perf-profile parser reads every row of -profile, under
+// perf-profile.self.cycles-pp.SYMBOL as lkp names it.
+func TestProfileLKPParse(t *testing.T) {
+	s := traceSim(t, "serial")
+	var b bytes.Buffer
+	if err := s.WriteProfile(&b, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	got := lkpPerfProfile(t, b.String())
+	prof := s.Profile(nil)
+	if len(got) != 2*len(prof) {
+		t.Fatalf("lkp's parser read %d metrics, want %d:\n%s", len(got), 2*len(prof), b.String())
+	}
+	for _, e := range prof {
+		if v := got["self.cycles-pp."+e.Symbol]; math.Abs(v-e.Percent) > 0.005 {
+			t.Errorf("self.cycles-pp.%s = %v, profile %.4f", e.Symbol, v, e.Percent)
+		}
+	}
+}
+
+// Symbol names follow the architecture, the kernel version and the
+// workload's sockets.
+func TestProfileSymbolNames(t *testing.T) {
+	arm := newSim(t, "hikey-8", "v6.6-eevdf")
+	x86 := newSim(t, "spr-2s", "v5.15-cfs")
+	for _, c := range []struct {
+		s    *Sim
+		sym  Symbol
+		want string
+	}{
+		{arm, SymSyscall, "el0_svc"}, {arm, SymIPIHandler, "do_handle_IPI"}, {arm, SymSendIPI, "gic_ipi_send_mask"},
+		{x86, SymSyscall, "entry_SYSCALL_64"}, {x86, SymIPIHandler, "sysvec_call_function_single"},
+		{x86, SymLoadBalance, "load_balance"}, {x86, SymNewidleBalance, "newidle_balance"},
+		{x86, SymUpdateBlockedAverages, "update_blocked_averages"}, {arm, SymSchedTick, "scheduler_tick"},
+		{x86, SymSockSend, "udp_sendmsg"},
+	} {
+		if got := c.s.symbolName(c.sym); got != c.want {
+			t.Errorf("%s: symbol %d is %q, want %q", c.s.m.Name, c.sym, got, c.want)
+		}
+	}
+	if err := x86.SetSocketFamily("unix"); err != nil {
+		t.Fatal(err)
+	}
+	if got := x86.symbolName(SymSockRecv); got != "unix_stream_recvmsg" {
+		t.Errorf("AF_UNIX receive is %q", got)
+	}
+	if err := x86.SetSocketFamily("sctp"); err == nil {
+		t.Error("unknown socket family accepted")
+	}
+}
