@@ -42,24 +42,36 @@ func LoadCalibFile(path string) (*Calib, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxCalibBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > 1<<20 {
-		return nil, fmt.Errorf("%s: longer than 1 MiB: not a calibration file", path)
+	c, err := DecodeCalib(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// maxCalibBytes bounds a calibration file (emu calibrate writes ~300 B).
+const maxCalibBytes = 1 << 20
+
+// DecodeCalib decodes and validates a calibration file's contents.
+func DecodeCalib(data []byte) (*Calib, error) {
+	if len(data) > maxCalibBytes {
+		return nil, fmt.Errorf("longer than %d MiB: not a calibration file", maxCalibBytes>>20)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Calib
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty calibration file", path)
+			return nil, errors.New("empty calibration file")
 		}
-		return nil, fmt.Errorf("%s: %s", path, cleanYAMLError(err))
+		return nil, errors.New(cleanYAMLError(err))
 	}
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &c, nil
 }

@@ -33,6 +33,9 @@ func ParseCPUList(s string) ([]int, error) {
 		if b-a > 1<<16 {
 			return nil, fmt.Errorf("bad cpu list %q: range %q too large", s, part)
 		}
+		if len(out)+(b-a) > 1<<16 {
+			return nil, fmt.Errorf("bad cpu list %q: more than %d CPUs", s, 1<<16)
+		}
 		for c := a; c <= b; c++ {
 			out = append(out, c)
 		}
