@@ -3,8 +3,6 @@ package bench
 import (
 	"errors"
 	"math"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -138,70 +136,6 @@ func TestCountOrPercentOfCPUs(t *testing.T) {
 			t.Errorf("countOrPercentOfCPUs(%q, %d) = %d, %v; want %d", c.s, c.cpus, got, err, c.want)
 		}
 	}
-}
-
-// lkpNetperf is lkp-tests' stats/netperf parser, in Go: it finds the
-// throughput column from the table headers and sums every data line of
-// the concatenated output of the N netperf processes.
-func lkpNetperf(out string) (stats map[string]float64, blocks int) {
-	var throughput, tm, pktSize float64
-	var thpIndex, timeIndex, pktIndex, iterations int
-	unit := ""
-	reData := regexp.MustCompile(`\d+\s+\d+\s+\d+\s+\d.*$`)
-	for _, line := range strings.Split(out, "\n") {
-		words := strings.Fields(line)
-		index := func(w string) int {
-			for i, x := range words {
-				if x == w {
-					return i
-				}
-			}
-			return -1
-		}
-		switch {
-		case strings.HasPrefix(line, "Iterations"):
-			iterations++
-		case regexp.MustCompile(`^bytes.*secs.*10\^6bits`).MatchString(line):
-			unit = "Mbps"
-		case regexp.MustCompile(`^bytes.*secs.\s+per sec`).MatchString(line):
-			unit = "tps"
-		case regexp.MustCompile(`^Socket.*Elapsed.*`).MatchString(line):
-			if i := index("Message"); i >= 0 {
-				pktIndex = i
-			}
-			if i := index("Elapsed"); i >= 0 {
-				timeIndex = i
-			}
-		case regexp.MustCompile(`^Send\s+Recv\s+`).MatchString(line):
-			if i := index("Rate"); i >= 0 {
-				thpIndex = i
-			}
-		case regexp.MustCompile(`^Size\s+Size\s+`).MatchString(line):
-			if i := index("Throughput"); i >= 0 {
-				thpIndex = i
-			}
-		case reData.MatchString(line):
-			v, _ := strconv.ParseFloat(words[thpIndex], 64)
-			throughput += v
-			tm, _ = strconv.ParseFloat(words[timeIndex], 64)
-			if unit == "Mbps" {
-				pktSize, _ = strconv.ParseFloat(words[pktIndex], 64)
-			}
-			blocks++
-		}
-	}
-	if blocks == 0 {
-		return nil, 0
-	}
-	avg := throughput / float64(blocks)
-	if iterations > 0 {
-		throughput /= float64(iterations)
-	}
-	workload := throughput * tm
-	if unit == "Mbps" {
-		workload = workload * 1e6 / 8 / pktSize
-	}
-	return map[string]float64{"Throughput_" + unit: avg, "Throughput_total_" + unit: throughput, "workload": workload}, blocks
 }
 
 // N pairs print N netperf blocks, and lkp's parser, reading them as it

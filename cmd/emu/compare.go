@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,11 +19,15 @@ const compareUsage = `usage: emu compare -base FEATURES -patch FEATURES [-seeds 
                [-workload NAME] [workload flags]
 
 Runs the workload N times (seeds -seed .. -seed+N-1) under each feature
-set and prints the kernel test robot's comparison table: the mean of each
-metric with its ±stddev%% over the seeds, and the change. The workload's
-metrics come first (its primary metric on top), then scheduler rates and
-counters, then the profile's self shares (perf-profile.self.cycles-pp.*,
-whose change is in percentage points, as lkp prints it).
+set and prints the kernel test robot's comparison table in lkp-tests'
+compare.rb layout: the mean of each metric with its ±stddev%% (population,
+shown above 2%%) over the seeds, and the change. First the metrics under
+lkp's names, read from the workload's output by ports of lkp's parsers
+(netperf.Throughput_total_tps, hackbench.throughput, ...), then rqemu's
+own workload metrics (rqemu.WORKLOAD.*), the scheduler rates and counters
+(perf-stat.ps.context-switches, perf-stat.ps.cpu-migrations, rqemu.*),
+and the profile's self shares (perf-profile.self.cycles-pp.*, whose change
+is in percentage points, as lkp prints it).
 
 The emulator is deterministic: the spread over seeds is the workload's
 own randomness (placement, wakeup order), not machine noise.
@@ -44,9 +50,17 @@ var counterRows = []string{"rate.wakeups_per_sec", "rate.migrations_per_sec", "r
 	"sched.TgLoadAvgWrites", "sched.TgRatelimitSkips", "sched.StallNS", "sched.IPIsSent", "sched.WakelistWakeups",
 	"sched.DirectWakeups", "sched.NeedPreemptCount", "sched.CheckPreemptCount"}
 
+// lkpCounterNames are the counters lkp has names for (perf-stat's per
+// second rates); the others print as rqemu.NAME.
+var lkpCounterNames = map[string]string{
+	"rate.context_switches_per_sec": "perf-stat.ps.context-switches",
+	"rate.migrations_per_sec":       "perf-stat.ps.cpu-migrations",
+}
+
 // sample is one run's numbers.
 type sample struct {
 	metrics  bench.Metrics
+	lkp      map[string]float64 // lkp's parser of the workload's output
 	counters map[string]float64
 	profile  map[string]float64
 }
@@ -111,11 +125,16 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				return errInterrupted
 			}
 			m := w.Metrics(res.Sim)
+			var report strings.Builder
+			if err := w.Report(&report, res.Sim); err != nil {
+				return err
+			}
 			prof := map[string]float64{}
 			for _, p := range res.Sim.Profile(nil) {
 				prof[p.Symbol] = p.Percent
 			}
-			results[side] = append(results[side], sample{metrics: m, counters: counters(res.Sim), profile: prof})
+			results[side] = append(results[side], sample{metrics: m, lkp: bench.LKPStats(st.spec.Name, report.String()),
+				counters: counters(res.Sim), profile: prof})
 			if e.progress {
 				fmt.Fprintf(stderr, "emu compare: %-5s seed %d: %s = %.6g (%.1f s host)\n",
 					[]string{"base", "patch"}[side], seed, m.Primary, m.Values[m.Primary], time.Since(t0).Seconds())
@@ -141,7 +160,8 @@ func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stder
 	return w, nil
 }
 
-// meanStd is the mean and the sample standard deviation in % of the mean.
+// meanStd is the mean and the sample standard deviation in % of the mean
+// (reproduce's tables).
 func meanStd(v []float64) (mean, stdPct float64) {
 	for _, x := range v {
 		mean += x
@@ -157,19 +177,6 @@ func meanStd(v []float64) (mean, stdPct float64) {
 	return mean, 100 * math.Sqrt(ss/float64(len(v)-1)) / math.Abs(mean)
 }
 
-func fmtVal(v float64) string {
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0.00"
-	case a >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
-}
-
 func fmtStd(p float64) string {
 	if p < 1 {
 		return "      "
@@ -177,20 +184,91 @@ func fmtStd(p float64) string {
 	return fmt.Sprintf("± %2.0f%%", p)
 }
 
-// writeCompare prints lkp's comparison table.
+// lkpMeanStd is the mean and lkp's standard deviation (the population
+// one, lib/statistics.rb; -1 for a single value, as compare.rb has it).
+func lkpMeanStd(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, -1
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(v)))
+}
+
+// compare.rb's column widths (Compare::ABS_WIDTH, REL_WIDTH, ERR_WIDTH).
+const (
+	absWidth = 10
+	relWidth = 10
+	errWidth = 6
+)
+
+// lkpAvg is show_perf_change()'s value: %.2f under 1000, %.4g over 1e8,
+// else %d (Ruby truncates the float).
+func lkpAvg(v float64) string {
+	switch a := math.Abs(v); {
+	case a < 1000:
+		return fmt.Sprintf("%*.2f", absWidth, v)
+	case a > 100_000_000:
+		return fmt.Sprintf("%*.4g", absWidth, v)
+	}
+	return fmt.Sprintf("%*d", absWidth, int64(v))
+}
+
+// lkpStd is its ±stddev% (shown above 2%).
+func lkpStd(avg, std float64) string {
+	if avg != 0 {
+		std = 100 * std / avg
+	}
+	if std > 2 {
+		return fmt.Sprintf(" ±%*d%%", errWidth-3, int64(std))
+	}
+	return strings.Repeat(" ", errWidth)
+}
+
+// lkpChange is its change column: %+.1f (%.2g from 100000), in percent
+// or, for perf-profile and other percentage stats, in points.
+func lkpChange(p float64, abs bool) string {
+	f := fmt.Sprintf("%+*.1f", relWidth, p)
+	if math.Abs(p) >= 100_000 {
+		f = fmt.Sprintf("%+*.2g", relWidth, p)
+	}
+	if abs {
+		return f + "  "
+	}
+	return f + "% "
+}
+
+// writeCompare prints the table as lkp-tests' compare.rb show_group()
+// does for two commits, with the feature sets in the commits' place and
+// the run's settings as the common axes.
 func writeCompare(w io.Writer, st *setup, sides []string, results [][]sample) {
 	n := min(len(results[0]), len(results[1]))
 	if n == 0 {
 		fmt.Fprintln(w, "no complete pair of runs")
 		return
 	}
-	fmt.Fprintf(w, "%s on %s (%d CPUs), %d seed(s)\n", strings.Join(append([]string{st.spec.Name}, st.wargs...), " "), st.m.Name, len(st.m.CPUs), n)
-	fmt.Fprintf(w, "\nfeatures:\n  base:  %s\n  patch: %s\n\n", sides[0], sides[1])
-	fmt.Fprintf(w, "%16s %27s\n", "base", "patch")
-	fmt.Fprintf(w, "---------------- --------------------------- \n")
+	keys, vals := []string{"tbox_group", "testcase"}, []string{st.m.Name, st.spec.Name}
+	for _, a := range st.wargs {
+		k, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	keys, vals = append(keys, "seeds"), append(vals, fmt.Sprint(n))
+	fmt.Fprintln(w, strings.Repeat("=", 89))
+	fmt.Fprintf(w, "%s:\n  %s\n\n", strings.Join(keys, "/"), strings.Join(vals, "/"))
+	fmt.Fprintf(w, "features: \n  %s\n  %s\n\n", sides[0], sides[1])
+	first := absWidth + errWidth
+	width := first + relWidth + 1
+	fmt.Fprintf(w, "%*s %*s \n", first, sides[0][:min(len(sides[0]), first)], width, sides[1][:min(len(sides[1]), width)])
+	fmt.Fprintf(w, "%s %s \n", strings.Repeat("-", first), strings.Repeat("-", width))
 	fmt.Fprintf(w, "         %%stddev     %%change         %%stddev\n")
 	fmt.Fprintf(w, "             \\          |                \\  \n")
-	row := func(name string, get func(sample) (float64, bool), points bool) {
+	row := func(name string, get func(sample) (float64, bool)) {
 		var a, b []float64
 		for i := 0; i < n; i++ {
 			va, oka := get(results[0][i])
@@ -203,24 +281,33 @@ func writeCompare(w io.Writer, st *setup, sides []string, results [][]sample) {
 		if len(a) == 0 {
 			return
 		}
-		ma, sa := meanStd(a)
-		mb, sb := meanStd(b)
-		var change string
-		switch {
-		case points:
-			change = fmt.Sprintf("%+.1f", mb-ma)
-		case ma == 0 && mb == 0:
-			change = "0.0%"
-		case ma == 0:
-			change = "new"
-		default:
-			change = fmt.Sprintf("%+.1f%%", 100*(mb-ma)/math.Abs(ma))
+		ma, sa := lkpMeanStd(a)
+		mb, sb := lkpMeanStd(b)
+		// calc_perf_change(): points for perf-profile and % stats, else
+		// percent of the base (a zero base counts as 1e-100).
+		abs := strings.HasPrefix(name, "perf-profile") || strings.HasSuffix(name, "%")
+		change := mb - ma
+		if !abs {
+			base := ma
+			if base == 0 {
+				base = 1e-100
+			}
+			change = 100 * (mb - base) / base
 		}
-		fmt.Fprintf(w, "%10s %s %10s %10s %s  %s\n", fmtVal(ma), fmtStd(sa), change, fmtVal(mb), fmtStd(sb), name)
+		fmt.Fprintf(w, "%s%s%s%s%s  %s\n", lkpAvg(ma), lkpStd(ma, sa), lkpChange(change, abs), lkpAvg(mb), lkpStd(mb, sb), name)
+	}
+	lkpKeys := map[string]bool{}
+	for i := 0; i < n; i++ {
+		for k := range results[0][i].lkp {
+			lkpKeys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(lkpKeys)) {
+		row(k, func(s sample) (float64, bool) { v, ok := s.lkp[k]; return v, ok })
 	}
 	m0 := results[0][0].metrics
-	prefix := st.spec.Name + "."
-	keys := []string{m0.Primary}
+	prefix := "rqemu." + st.spec.Name + "."
+	keys = []string{m0.Primary}
 	var rest []string
 	for k := range m0.Values {
 		if k != m0.Primary {
@@ -229,17 +316,17 @@ func writeCompare(w io.Writer, st *setup, sides []string, results [][]sample) {
 	}
 	sort.Strings(rest)
 	for _, k := range append(keys, rest...) {
-		row(prefix+k, func(s sample) (float64, bool) { v, ok := s.metrics.Values[k]; return v, ok }, false)
+		row(prefix+k, func(s sample) (float64, bool) { v, ok := s.metrics.Values[k]; return v, ok })
 	}
 	for _, k := range counterRows {
-		row(k, func(s sample) (float64, bool) { v, ok := s.counters[k]; return v, ok }, false)
+		name, ok := lkpCounterNames[k]
+		if !ok {
+			name = "rqemu." + k
+		}
+		row(name, func(s sample) (float64, bool) { v, ok := s.counters[k]; return v, ok })
 	}
 	for _, sym := range profileRows {
-		row("perf-profile.self.cycles-pp."+sym, func(s sample) (float64, bool) { v, ok := s.profile[sym]; return v, ok }, true)
+		row("perf-profile.self.cycles-pp."+sym, func(s sample) (float64, bool) { v, ok := s.profile[sym]; return v, ok })
 	}
-	better := "lower"
-	if m0.HigherIsBetter {
-		better = "higher"
-	}
-	fmt.Fprintf(w, "\n%s%s: %s is better\n", prefix, m0.Primary, better)
+	fmt.Fprintln(w)
 }
