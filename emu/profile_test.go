@@ -95,3 +95,39 @@ func TestProfileSymbolNames(t *testing.T) {
 		t.Error("unknown socket family accepted")
 	}
 }
+
+// -taskstats is /proc/<pid>/sched: a "comm (pid, #threads: 1)" title, a
+// rule, and "key : value" lines, times in ms with 6 decimals.
+func TestTaskStatsProcSched(t *testing.T) {
+	s := traceSim(t, "serial")
+	var b bytes.Buffer
+	if err := s.WriteTaskStats(&b); err != nil {
+		t.Fatal(err)
+	}
+	title := regexp.MustCompile(`^\S+ \((\d+), #threads: 1\)$`)
+	kv := regexp.MustCompile(`^([a-z_.]+)\s+:\s+(-?\d+(\.\d{6})?)$`)
+	blocks := 0
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case title.MatchString(l):
+			blocks++
+			if lines[i+1] != strings.Repeat("-", 67) {
+				t.Fatalf("no rule after %q", l)
+			}
+		case l == strings.Repeat("-", 67):
+		case kv.MatchString(l):
+			if len(l) != 67 {
+				t.Errorf("%q: %d columns, want 67 (%%-45s:%%21Ld)", l, len(l))
+			}
+		default:
+			t.Fatalf("line %q is not /proc/<pid>/sched's", l)
+		}
+	}
+	if blocks != len(s.tasks) {
+		t.Errorf("%d blocks, %d tasks", blocks, len(s.tasks))
+	}
+	if !strings.Contains(b.String(), "\nse.sum_exec_runtime                          :") {
+		t.Error("no se.sum_exec_runtime line")
+	}
+}

@@ -35,16 +35,64 @@ func (s *Sim) WriteSchedstat(w io.Writer) error {
 	return err
 }
 
-// WriteTaskStats prints each task's /proc/<pid>/schedstat triple and the
-// /proc/<pid>/sched counters rqemu keeps, one line per task.
+// WriteTaskStats writes every task's /proc/<pid>/sched, in pid order, as
+// kernel/sched/debug.c: proc_sched_show_task() prints it (v6.6): the
+// "comm (pid, #threads: 1)" title and its rule, then "%-45s:%21Ld" counts
+// and "%-45s:%14Ld.%06ld" times in ms (SPLIT_NS). Only the fields the
+// model keeps are printed (sum_sleep_runtime, iowait, the failed-migration
+// counts and the rest are left out, not printed as 0); wait_sum is
+// sched_info's run_delay.
 func (s *Sim) WriteTaskStats(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#   pid comm             cpu state     sum_exec_ns  run_delay_ns pcount  wait_max_ns  wakeups local remote migrate  migrations  vol  invol\n")
+	count := func(k string, v int64) { fmt.Fprintf(&b, "%-45s:%21d\n", k, v) }
+	ms := func(k string, v int64) {
+		// nsec_high() / nsec_low() of SPLIT_NS: the sign on the ms part.
+		hi, lo := v/1_000_000, v%1_000_000
+		if v < 0 {
+			hi, lo = -(-v / 1_000_000), -v%1_000_000
+		}
+		fmt.Fprintf(&b, "%-45s:%14d.%06d\n", k, hi, lo)
+	}
 	for _, t := range s.tasks {
-		st := &t.Stats
-		fmt.Fprintf(&b, "%7d %-16s %3d %-9s %12d %13d %6d %12d %8d %5d %6d %7d %11d %4d %6d\n",
-			t.PID, t.Comm, t.cpu, t.state, t.se.SumExecRuntime, st.RunDelay, st.Pcount, st.WaitMax,
-			st.NrWakeups, st.NrWakeupsLoc, st.NrWakeupsRem, st.NrWakeupsMig, st.NrMigrations, st.NrVolSwitch, st.NrInvolSwitch)
+		st, se := &t.Stats, &t.se
+		fmt.Fprintf(&b, "%s (%d, #threads: 1)\n", taskComm(t), t.PID)
+		b.WriteString(strings.Repeat("-", 67) + "\n")
+		ms("se.exec_start", int64(se.ExecStart))
+		ms("se.vruntime", int64(se.Vruntime))
+		ms("se.sum_exec_runtime", int64(se.SumExecRuntime))
+		count("se.nr_migrations", st.NrMigrations)
+		ms("slice_max", st.SliceMax)
+		ms("wait_max", st.WaitMax)
+		ms("wait_sum", st.WaitSum)
+		count("wait_count", st.WaitCount)
+		count("nr_wakeups", st.NrWakeups)
+		count("nr_wakeups_sync", st.NrWakeupsSync)
+		count("nr_wakeups_migrate", st.NrWakeupsMig)
+		count("nr_wakeups_local", st.NrWakeupsLoc)
+		count("nr_wakeups_remote", st.NrWakeupsRem)
+		nrSwitches := st.NrVolSwitch + st.NrInvolSwitch
+		avgAtom, avgPerCPU := int64(-1), int64(-1)
+		if nrSwitches > 0 {
+			avgAtom = int64(se.SumExecRuntime) / nrSwitches
+		}
+		if st.NrMigrations > 0 {
+			avgPerCPU = int64(se.SumExecRuntime) / st.NrMigrations
+		}
+		ms("avg_atom", avgAtom)
+		ms("avg_per_cpu", avgPerCPU)
+		count("nr_switches", nrSwitches)
+		count("nr_voluntary_switches", st.NrVolSwitch)
+		count("nr_involuntary_switches", st.NrInvolSwitch)
+		count("se.load.weight", int64(se.Load.Weight))
+		count("se.avg.load_sum", int64(se.Avg.LoadSum))
+		count("se.avg.runnable_sum", int64(se.Avg.RunnableSum))
+		count("se.avg.util_sum", int64(se.Avg.UtilSum))
+		count("se.avg.load_avg", int64(se.Avg.LoadAvg))
+		count("se.avg.runnable_avg", int64(se.Avg.RunnableAvg))
+		count("se.avg.util_avg", int64(se.Avg.UtilAvg))
+		count("se.avg.last_update_time", int64(se.Avg.LastUpdateTime))
+		count("policy", 0) // SCHED_NORMAL
+		count("prio", int64(taskPrio(t)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -226,7 +226,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		f.declare(fs, true)
 		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text")
 		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat (version 16) at the end of the run to FILE")
-		fs.StringVar(&f.taskstats, "taskstats", "", "write per-task /proc/<pid>/sched counters to FILE")
+		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order) to FILE")
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
 		fs.StringVar(&f.trace, "trace", "", "write the sched_switch/sched_waking/sched_wakeup/sched_migrate_task trace to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
