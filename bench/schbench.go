@@ -193,7 +193,7 @@ func init() {
 					w.workers = (n + w.msgThreads - 1) / w.msgThreads
 					w.autoT = true
 				}
-				if total := w.msgThreads * (w.workers + 1); total > schMaxTasksPerCPU*n {
+				if total := w.msgThreads * (w.workers + 1); w.workers >= schMaxTasksPerCPU*n || total > schMaxTasksPerCPU*n {
 					return nil, flagErr("-t", "%d message threads x (%d workers + 1) = %d tasks, more than %d per CPU on %d CPUs (allowed: -t up to %d with -m %d)",
 						w.msgThreads, w.workers, total, schMaxTasksPerCPU, n, schMaxTasksPerCPU*n/w.msgThreads-1, w.msgThreads)
 				}
