@@ -124,6 +124,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				writeCompare(stdout, st, sides, results)
 				return errInterrupted
 			}
+			if !res.Complete {
+				return unfinished(w)
+			}
 			m := w.Metrics(res.Sim)
 			var report strings.Builder
 			if err := w.Report(&report, res.Sim); err != nil {
