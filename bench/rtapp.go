@@ -121,6 +121,7 @@ type rtApp struct {
 
 	threads []*rtThread
 	nMgr    int
+	mutexes []*rtManager // the mutex managers
 }
 
 func init() {
@@ -1624,9 +1625,12 @@ func (w *rtApp) Setup(s *emu.Sim) error {
 		w.nMgr++
 		return err
 	}
+	w.mutexes = nil
 	for i, req := range sh.mutexReq {
 		if req != nil {
-			if err := addMgr(req.Name, &rtManager{sh: sh, id: i, req: req, owner: -1}); err != nil {
+			mg := &rtManager{sh: sh, id: i, req: req, owner: -1}
+			w.mutexes = append(w.mutexes, mg)
+			if err := addMgr(req.Name, mg); err != nil {
 				return err
 			}
 		}
@@ -1687,9 +1691,88 @@ type rtTotals struct {
 	loops, wuMax, wuSum, wuN, misses, runDelay, block, migr int64
 }
 
-func (w *rtApp) totals() rtTotals {
+// deadlock finds a cycle of threads each waiting for a mutex the next
+// holds (read between runs or at a barrier): the description of each
+// wait, or nil.
+func (w *rtApp) deadlock() []string {
+	type wait struct {
+		mutex, owner int
+	}
+	waits := map[int]wait{} // thread -> the mutex it is queued on and its owner
+	for _, mg := range w.mutexes {
+		if mg.owner < 0 {
+			continue
+		}
+		for _, q := range mg.queue {
+			waits[q] = wait{mg.id, mg.owner}
+		}
+	}
+	for start := range w.threads {
+		seen := map[int]bool{}
+		for th := start; ; {
+			wt, ok := waits[th]
+			if !ok || seen[th] {
+				break
+			}
+			seen[th] = true
+			if wt.owner == start {
+				// The cycle through start: describe it from start.
+				var d []string
+				for th := start; ; {
+					wt := waits[th]
+					d = append(d, fmt.Sprintf("%s waits for mutex %q held by %s", w.threads[th].comm, w.cfg.mutexes[wt.mutex], w.threads[wt.owner].comm))
+					if th = wt.owner; th == start {
+						return d
+					}
+				}
+			}
+			th = wt.owner
+		}
+	}
+	return nil
+}
+
+// Failure is a deadlock: the run cannot finish, whatever its length.
+func (w *rtApp) Failure() error {
+	if d := w.deadlock(); d != nil {
+		return fmt.Errorf("rt-app %s deadlocked: %s", w.label, strings.Join(d, "; "))
+	}
+	return nil
+}
+
+// finished: every thread done, or the duration run in full. A run that
+// stopped short (interrupted, or at its safety bound) also counts what was
+// in progress at its end (a compute, a sleep, a wait for a mutex).
+func (w *rtApp) finished(s *emu.Sim) bool {
+	return w.Done(s) || (w.cfg.duration > 0 && s.Now() >= w.cfg.duration)
+}
+
+// inProgress is a thread's run, sleep and blocked time not yet accounted
+// at now.
+func (th *rtThread) inProgress(now int64) (run, sleep, block int64) {
+	if th.exited {
+		return 0, 0, 0
+	}
+	d := max(now-th.mark, 0)
+	switch th.pending {
+	case rtPendRun:
+		return d, 0, 0
+	case rtPendSleep, rtPendTimer:
+		return 0, d, 0
+	case rtPendBlock:
+		return 0, 0, d
+	}
+	return 0, 0, 0
+}
+
+func (w *rtApp) totals(s *emu.Sim) rtTotals {
 	var r rtTotals
+	partial := !w.finished(s)
 	for _, th := range w.threads {
+		if partial {
+			_, _, b := th.inProgress(s.Now())
+			r.block += b
+		}
 		r.loops += th.loops
 		r.wuMax = max(r.wuMax, th.wuMax)
 		r.wuSum += th.wuSum
@@ -1709,20 +1792,32 @@ func (w *rtApp) Report(out io.Writer, s *emu.Sim) error {
 	fmt.Fprintf(&b, "# Policy : SCHED_OTHER; usec; loops: phase iterations (log rows); wu_lat: timer wakeup latency; miss: timer period already over; blocked: on mutexes and conditions\n")
 	fmt.Fprintf(&b, "%-16s %8s %10s %10s %10s %10s %6s %10s %10s %6s\n",
 		"#thread", "loops", "run", "sleep", "wu_lat_max", "wu_lat_avg", "miss", "blocked", "run_delay", "migr")
+	partial := !w.finished(s)
 	for _, th := range w.threads {
 		avg := int64(0)
 		if th.wuN > 0 {
 			avg = th.wuSum / th.wuN
+		}
+		run, sleep, block := th.runNS, th.sleepNS, th.blockNS
+		if partial {
+			r, sl, b := th.inProgress(s.Now())
+			run, sleep, block = run+r, sleep+sl, block+b
 		}
 		state := ""
 		if !th.exited && w.cfg.duration == 0 {
 			state = " (not finished)"
 		}
 		fmt.Fprintf(&b, "%-16s %8d %10d %10d %10d %10d %6d %10d %10d %6d%s\n",
-			th.comm, th.loops, us(th.runNS), us(th.sleepNS), us(th.wuMax), us(avg), th.misses,
-			us(th.blockNS), us(th.t.Stats.RunDelay), th.t.Stats.NrMigrations, state)
+			th.comm, th.loops, us(run), us(sleep), us(th.wuMax), us(avg), th.misses,
+			us(block), us(th.t.Stats.RunDelay), th.t.Stats.NrMigrations, state)
 	}
-	r := w.totals()
+	if partial {
+		fmt.Fprintf(&b, "# stopped early at %.6f s: the time in progress then (a compute, a sleep, a wait for a mutex) is counted\n", float64(s.Now())/1e9)
+	}
+	if d := w.deadlock(); d != nil {
+		fmt.Fprintf(&b, "# deadlock: %s\n", strings.Join(d, "; "))
+	}
+	r := w.totals(s)
 	mean := 0.0
 	if r.wuN > 0 {
 		mean = float64(r.wuSum) / float64(r.wuN) / 1e3
@@ -1733,8 +1828,8 @@ func (w *rtApp) Report(out io.Writer, s *emu.Sim) error {
 	return err
 }
 
-func (w *rtApp) Metrics(*emu.Sim) Metrics {
-	r := w.totals()
+func (w *rtApp) Metrics(s *emu.Sim) Metrics {
+	r := w.totals(s)
 	mean := 0.0
 	if r.wuN > 0 {
 		mean = float64(r.wuSum) / float64(r.wuN) / 1e3

@@ -42,7 +42,14 @@ type Result struct {
 	// its whole duration. Interrupted: Stop ended it first.
 	Complete    bool
 	Interrupted bool
+	// Failure is what made the workload fail, whatever the time run (an
+	// rt-app deadlock), from its Failure method.
+	Failure error
 }
+
+// Failer is implemented by workloads that can fail in a way the run's
+// length does not cure (a deadlock); Failure is read after the run.
+type Failer interface{ Failure() error }
 
 // Execute builds the machine, sets the workload up on it and runs it.
 func Execute(w Workload, cfg RunConfig) (*Result, error) {
@@ -101,6 +108,9 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 		// Ran to the limit: a duration-bound workload is complete; one
 		// that ends by itself ran out of its safety bound.
 		res.Complete = w.Done(s) || durationBound(w)
+	}
+	if f, ok := w.(Failer); ok {
+		res.Failure = f.Failure()
 	}
 	return res, nil
 }

@@ -94,7 +94,10 @@ func TestHardening(t *testing.T) {
 		{"compare -seed overflow", []string{"compare", "-topo", "hikey-8", "-seed", "18446744073709551615", "-patch", "v6.6-eevdf", "-workload", "pipe", "-l", "10"}, 2, "-seed: "},
 		{"rt-app deadlock reaches its bound", r("-workload", "rtapp", "-f", file("abba.json", `{"tasks": {
 			"a": {"loop": 1, "lock": "m1", "run": 1000, "lock1": "m2", "unlock1": "m2", "unlock": "m1"},
-			"b": {"loop": 1, "lock": "m2", "run": 1000, "lock1": "m1", "unlock1": "m1", "unlock": "m2"}}}`)), 1, "did not finish"},
+			"b": {"loop": 1, "lock": "m2", "run": 1000, "lock1": "m1", "unlock1": "m1", "unlock": "m2"}}}`)), 1, `deadlocked: a-0 waits for mutex "m2" held by b-1; b-1 waits for mutex "m1" held by a-0`},
+		{"rt-app deadlock within a duration", r("-workload", "rtapp", "-f", file("abba-d.json", `{"global": {"duration": 1}, "tasks": {
+			"a": {"lock": "m1", "run": 1000, "lock1": "m2", "unlock1": "m2", "unlock": "m1"},
+			"b": {"lock": "m2", "run": 1000, "lock1": "m1", "unlock1": "m1", "unlock": "m2"}}}`)), 1, "deadlocked"},
 		// 7: bad input that exited 1
 		{"reproduce -l NaN", []string{"reproduce", "-l", "NaN", "host-pipe"}, 2, "-l: "},
 		{"topo -calib unknown hammer class", []string{"topo", "-calib", file("c1.yaml", "host: x\nhammer2_class: cluster\nhammer2_shared_ns: 4\n"), "host"}, 2, "hammer2_class"},

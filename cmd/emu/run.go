@@ -327,6 +327,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if res.Interrupted {
 		return errInterrupted
 	}
+	if res.Failure != nil {
+		return res.Failure
+	}
 	if !res.Complete {
 		return unfinished(w)
 	}
