@@ -123,6 +123,9 @@ func FuzzWorkloadFlags(f *testing.F) {
 		{"rtapp", "-f testdata/rtapp/example.json -d NaN"},
 		{"netperf", "-t UDP_STREAM -m 1 -nr 300% -l 1e-6"},
 		{"sysbench", "--threads 100% --time 0.001 -commit-lock -query-jitter 0.99"},
+		{"sysbench", "--threads=3 --time=0.003 --report-interval=0.001 oltp_read_write run"},
+		{"hackbench", "-g2 -f5 -Tpl10"},
+		{"schbench", "--message-threads 2 --threads=2 --runtime 1 -j -"},
 	} {
 		for i, n := range names {
 			if n == c.name {
@@ -148,8 +151,12 @@ func FuzzWorkloadFlags(f *testing.F) {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		mk := spec.Flags(fs)
-		if err := fs.Parse(argv); err != nil || fs.NArg() > 0 {
-			return // the flag package's own error (exit 2 in emu run)
+		if err := ParseArgs(fs, spec, argv); err != nil {
+			var fe *FlagError
+			if errors.As(err, &fe) && !strings.HasPrefix(fe.Flag, "-") {
+				t.Fatalf("%s %v: error %v does not name a flag", name, argv, err)
+			}
+			return // the flag package's own error, or a positional argument (exit 2 in emu run)
 		}
 		w, err := mk(machine(t, "hikey-8"))
 		if err != nil {

@@ -249,7 +249,8 @@ func init() {
 			for _, n := range []string{"g", "group"} {
 				fs.IntVar(&w.groups, n, 10, "number of groups (perf -g/--group)")
 			}
-			for _, n := range []string{"l", "nr_loops"} {
+			// --loop is older perf's spelling of --nr_loops.
+			for _, n := range []string{"l", "nr_loops", "loop"} {
 				fs.IntVar(&w.loops, n, 100, "messages each sender sends to each receiver (perf -l/--nr_loops)")
 			}
 			for _, n := range []string{"p", "pipe"} {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"testing"
 
@@ -31,7 +32,11 @@ func build(topo *hwmodel.Machine, name string, args ...string) (Workload, error)
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
 	mk := spec.Flags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := ParseArgs(fs, spec, args); err != nil {
+		var fe *FlagError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
 		return nil, &FlagError{Flag: "flags", Msg: err.Error()}
 	}
 	return mk(topo)
@@ -46,6 +51,17 @@ func runW(t testing.TB, topo, feat string, seed uint64, name string, args ...str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runFeat(t, m, w, feat, seed)
+}
+
+// runWorkload runs a built workload on m (v6.6-eevdf, seed 1) as runW.
+func runWorkload(t testing.TB, m *hwmodel.Machine, w Workload) (*Result, string) {
+	t.Helper()
+	return runFeat(t, m, w, "v6.6-eevdf", 1)
+}
+
+func runFeat(t testing.TB, m *hwmodel.Machine, w Workload, feat string, seed uint64) (*Result, string) {
+	t.Helper()
 	f, _, err := emu.ParseFeatures(feat)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +71,7 @@ func runW(t testing.TB, topo, feat string, seed uint64, name string, args ...str
 		t.Fatal(err)
 	}
 	if !res.Complete {
-		t.Fatalf("%s %v on %s did not complete", name, args, topo)
+		t.Fatalf("%T on %s did not complete", w, m.Name)
 	}
 	var b bytes.Buffer
 	if err := w.Report(&b, res.Sim); err != nil {

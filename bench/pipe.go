@@ -44,8 +44,12 @@ func init() {
 		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
 			w := &pipeBench{}
 			AddCommon(fs, &w.Common)
-			fs.IntVar(&w.loops, "l", 100000, "number of round trips (perf's -l/--loop)")
-			fs.BoolVar(&w.threaded, "T", false, "threads instead of processes (perf's -T/--threaded)")
+			for _, n := range []string{"l", "loop"} {
+				fs.IntVar(&w.loops, n, pipeDefaultLoops, "number of round trips (perf -l/--loop); perf's default, 1000000, is about a minute of host time here: pass a smaller -l for a quick run")
+			}
+			for _, n := range []string{"T", "threaded"} {
+				fs.BoolVar(&w.threaded, n, false, "threads instead of processes (perf -T/--threaded)")
+			}
 			return func(m *hwmodel.Machine) (Workload, error) {
 				if w.loops <= 0 {
 					return nil, flagErr("-l", "loops must be positive, got %d", w.loops)
@@ -102,6 +106,9 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 	}
 	return nil
 }
+
+// pipeDefaultLoops is perf's LOOPS_DEFAULT.
+const pipeDefaultLoops = 1_000_000
 
 // pipeMaxLoops keeps Limit within maxVirtualNS.
 const pipeMaxLoops = (maxVirtualNS - 1_000_000_000) / 1_000_000

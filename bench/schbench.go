@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -73,6 +75,8 @@ type schbench struct {
 	warmup     int // s, effective (0 when runtime < 30)
 	interval   int // s
 	workNS     int64
+	jsonFile   string
+	jobname    string
 
 	wk    []*schWorker // per worker; each mutated only by its task
 	msg   []*emu.Task
@@ -131,21 +135,43 @@ func init() {
 			w := &schbench{}
 			AddCommon(fs, &w.Common)
 			var rps, autoRPS, pipe, zero int
-			fs.IntVar(&w.msgThreads, "m", 1, "number of message threads")
-			fs.IntVar(&w.workers, "t", 0, "worker threads per message thread (0: num_cpus / message threads, rounded up)")
-			fs.IntVar(&w.runtime, "r", 30, "how long to run (seconds)")
-			fs.IntVar(&w.sleepUS, "s", 100, "usec a worker sleeps per request (with -c: usec the message thread sleeps before replying, default 10000)")
+			var footprintIgnored int
+			// Each flag under schbench's short name and its long_options[]
+			// name (getopt_long: --threads 4, --threads=4).
+			intFlag := func(p *int, short, long string, def int, usage string) {
+				for _, n := range []string{short, long} {
+					fs.IntVar(p, n, def, usage+" (schbench -"+short+"/--"+long+")")
+				}
+			}
+			boolFlag := func(p *bool, short, long string, usage string) {
+				for _, n := range []string{short, long} {
+					fs.BoolVar(p, n, false, usage+" (schbench -"+short+"/--"+long+")")
+				}
+			}
+			intFlag(&w.msgThreads, "m", "message-threads", 1, "number of message threads")
+			intFlag(&w.workers, "t", "threads", 0, "worker threads per message thread (0: num_cpus / message threads, rounded up)")
+			intFlag(&w.runtime, "r", "runtime", 30, "how long to run (seconds)")
+			intFlag(&w.sleepUS, "s", "sleep_usec", 100, "usec a worker sleeps per request (with -c: usec the message thread sleeps before replying, default 10000)")
 			fs.IntVar(&w.cputimeUS, "c", 0, "pre-2023 schbench: usec a worker spins per request (selects that tool's loop)")
-			fs.IntVar(&w.footprint, "F", 256, "cache footprint of the matrix math (KB)")
-			fs.IntVar(&w.ops, "n", 5, "matrix multiplications per request")
-			fs.BoolVar(&w.calibrate, "C", false, "calibration mode: request latency excludes the usleep")
-			fs.BoolVar(&w.noLock, "L", false, "no per-CPU lock during the math (the lock is not modeled either way)")
-			fs.IntVar(&w.warmup, "w", 0, "seconds before the stats are zeroed (ignored when -r < 30)")
-			fs.IntVar(&w.interval, "i", 10, "seconds between interval reports")
-			fs.IntVar(&rps, "R", 0, "requests per second mode (not supported)")
-			fs.IntVar(&autoRPS, "A", 0, "auto RPS mode (not supported)")
-			fs.IntVar(&pipe, "p", 0, "pipe mode transfer size (not supported)")
-			fs.IntVar(&zero, "z", 0, "seconds between stats zeroing (not supported)")
+			fs.IntVar(&w.footprint, "F", 256, "cache footprint of the matrix math (KB) (schbench -F)")
+			// long_options[] maps --cache_footprint to 'f', which no case
+			// of parse_options() handles: the real tool ignores it.
+			fs.IntVar(&footprintIgnored, "cache_footprint", 0, "accepted and ignored, as schbench ignores it (its getopt table maps it to 'f', which it does not handle): use -F")
+			intFlag(&w.ops, "n", "operations", 5, "matrix multiplications per request")
+			boolFlag(&w.calibrate, "C", "calibrate", "calibration mode: request latency excludes the usleep")
+			boolFlag(&w.noLock, "L", "no-locking", "no per-CPU lock during the math (the lock is not modeled either way)")
+			intFlag(&w.warmup, "w", "warmuptime", 0, "seconds before the stats are zeroed (ignored when -r < 30)")
+			intFlag(&w.interval, "i", "intervaltime", 10, "seconds between interval reports")
+			intFlag(&rps, "R", "rps", 0, "requests per second mode (not supported)")
+			intFlag(&autoRPS, "A", "auto-rps", 0, "auto RPS mode (not supported)")
+			intFlag(&pipe, "p", "pipe", 0, "pipe mode transfer size (not supported)")
+			intFlag(&zero, "z", "zerotime", 0, "seconds between stats zeroing (not supported)")
+			// --json is emu run's own -json (one object for the whole
+			// run), so schbench's JSON is -j only.
+			fs.StringVar(&w.jsonFile, "j", "", "also write schbench's JSON to FILE (\"-\": stdout, and the text goes to stderr, where schbench prints it); its time is the run's wall clock, its hostname the emulated machine, its version the kernel profile (schbench -j; --json is emu's own -json)")
+			for _, n := range []string{"J", "jobname"} {
+				fs.StringVar(&w.jobname, n, "", "a jobname for the JSON output (schbench -J/--jobname)")
+			}
 			return func(m *hwmodel.Machine) (Workload, error) {
 				n := len(m.CPUs)
 				set := map[string]bool{}
@@ -608,6 +634,16 @@ func showLatencies(out io.Writer, s schStats, label, units string, runtime int, 
 
 // Report replays sleep_for_runtime()'s passes and main()'s final print.
 func (w *schbench) Report(out io.Writer, s *emu.Sim) error {
+	text, _ := w.report(s)
+	_, err := out.Write(text)
+	return err
+}
+
+// schFinal are the stats main() prints at the end (and writes to -j).
+type schFinal struct{ wake, req, rps schStats }
+
+// report is Report's text and the final stats.
+func (w *schbench) report(s *emu.Sim) ([]byte, schFinal) {
 	var b bytes.Buffer
 	if w.autoT {
 		fmt.Fprintf(&b, "setting worker threads to %d\n", w.workers)
@@ -658,14 +694,93 @@ func (w *schbench) Report(out io.Writer, s *emu.Sim) error {
 		fmt.Fprintf(&b, "stopped early: %.3f s of the %d s runtime ran; the totals below cover that\n", secs, w.runtime)
 	}
 	wake, req := w.merged(zeroTick, w.runtime)
-	showLatencies(&b, histStats(wake), "Wakeup Latencies", "usec", endTick, plistForLat, plist99)
-	showLatencies(&b, histStats(req), "Request Latencies", "usec", endTick, plistForLat, plist99)
-	showLatencies(&b, rps, "RPS", "requests", endTick, plistForRPS, plist50)
+	fin := schFinal{histStats(wake), histStats(req), rps}
+	showLatencies(&b, fin.wake, "Wakeup Latencies", "usec", endTick, plistForLat, plist99)
+	showLatencies(&b, fin.req, "Request Latencies", "usec", endTick, plistForLat, plist99)
+	showLatencies(&b, fin.rps, "RPS", "requests", endTick, plistForRPS, plist50)
 	fmt.Fprintf(&b, "average rps: %.2f\n", float64(w.loopsTo(w.runtime))/secs)
 	sd := w.schedDelay()
 	fmt.Fprintf(&b, "sched delay: message %d (usec) worker %d (usec)\n", sd.msg/1000, sd.worker/1000)
-	_, err := out.Write(b.Bytes())
-	return err
+	return b.Bytes(), fin
+}
+
+// Files is -j's file, when given.
+func (w *schbench) Files() []OutputFile {
+	if w.jsonFile == "" {
+		return nil
+	}
+	return []OutputFile{{Flag: "-j", Path: w.jsonFile}}
+}
+
+// WriteFiles writes -j: main()'s write_json_header(), write_json_stats()
+// of the wakeup, request and RPS stats, the runtime and
+// write_json_footer(), byte for byte: {"normal": {"version": ...,
+// "jobname": ..., "hostname": ..., "sched_ext": ..., "cmdline": ...},
+// "int": {"time": ..., "<label>_pct<p>": ..., "<label>_min": ...,
+// "<label>_max": ..., ..., "runtime": ...}}, no newline at the end.
+func (w *schbench) WriteFiles(stdout io.Writer, s *emu.Sim, info RunInfo) error {
+	if w.jsonFile == "" {
+		return nil
+	}
+	_, fin := w.report(s)
+	var b bytes.Buffer
+	b.WriteString("{")
+	b.WriteString(`"normal": {`)
+	fmt.Fprintf(&b, `"version": "%s",`, schEscape(info.Kernel))
+	if w.jobname != "" {
+		fmt.Fprintf(&b, `"jobname": "%s",`, schEscape(w.jobname))
+	}
+	fmt.Fprintf(&b, `"hostname": "%s",`, schEscape(w.m.Name))
+	b.WriteString(`"sched_ext": "disabled",`)
+	b.WriteString(`"cmdline": "`)
+	for i, a := range append([]string{"schbench"}, info.Args...) {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(schEscape(a))
+	}
+	b.WriteString(`"},`)
+	fmt.Fprintf(&b, `"int": {"time": %d, `, info.Unix)
+	schJSONStats(&b, fin.wake, "wakeup_latency")
+	b.WriteString(", ")
+	schJSONStats(&b, fin.req, "request_latency")
+	b.WriteString(", ")
+	schJSONStats(&b, fin.rps, "rps")
+	fmt.Fprintf(&b, `, "runtime": %d`, w.runtime)
+	b.WriteString("}}")
+	if w.jsonFile == "-" {
+		_, err := stdout.Write(b.Bytes())
+		return err
+	}
+	f, err := os.Create(w.jsonFile)
+	if err != nil {
+		return flagErr("-j", "%v", err)
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// schJSONStats is write_json_stats().
+func schJSONStats(b *bytes.Buffer, s schStats, label string) {
+	vals, _ := schPercentiles(s.h, schPlist)
+	for i, p := range schPlist {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, `"%s_pct%2.1f": %d`, label, p, vals[i])
+	}
+	fmt.Fprintf(b, `, "%s_min": %d,`, label, s.min)
+	fmt.Fprintf(b, `"%s_max": %d`, label, s.max)
+}
+
+// schEscape is escape_string(): a backslash before each double quote
+// (the tool escapes nothing else). Here a backslash is escaped too, so
+// that the file stays JSON whatever the argument.
+func schEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
 
 // ran is the last pass that ran (second -r, or fewer when the run was

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/rqemu/rqemu/emu"
@@ -48,9 +49,12 @@ import (
 // critical section runs on the lock task's CPU rather than the holder's,
 // and the holder sleeps instead of running through it. Off by default.
 //
-// Output: sysbench 1.0's cumulative report (db_report_cumulative() and
-// sb_report_cumulative()), from "SQL statistics:" on; the banner before
-// it is not printed. The percentile is hist.go's, reported at the value
+// Output: sysbench 1.0.20's: the banner and print_run_mode()'s lines,
+// the --report-interval lines (db_report_intermediate()), then the
+// cumulative report (db_report_cumulative() and sb_report_cumulative()).
+// An interval line counts the transactions that ended in it, and its
+// reads, writes and other queries as those transactions' (sysbench
+// counts each query as it ends). The percentile is hist.go's, reported at the value
 // of sysbench's own histogram bucket (see sysbenchPct).
 //
 // Simplified: a statement costs the backend -query-us, +-query-jitter
@@ -73,10 +77,12 @@ type sysbenchBench struct {
 	commitLock bool
 	commitUS   float64
 	percentile int
+	interval   float64 // --report-interval, s
 
 	m                    *hwmodel.Machine
 	n                    int
 	dur                  int64
+	intervalNS           int64
 	reads, writes, other int // per transaction
 
 	// cli[i] is written only by client thread i.
@@ -90,6 +96,10 @@ type sysbenchThread struct {
 	hist          *Hist // latency, ns
 	end           int64
 	exited        bool
+	// ivEvents and ivHist are the transactions that ended in each
+	// --report-interval (bucket floor(t / interval)).
+	ivEvents []int64
+	ivHist   []*Hist
 }
 
 // Defaults of the model's knobs, with their rationale.
@@ -122,14 +132,18 @@ func init() {
 		Doc:  "sysbench oltp_read_write against a postgres-like server: --threads clients, each with its own backend over a unix socket",
 		Examples: []string{
 			"emu run -topo spr-2s -workload sysbench --threads 100% --time 1 -cgroup docker",
+			"emu run -topo hikey-8 -workload sysbench --threads=8 --time=0.5 --report-interval=0.1 oltp_read_write run",
 			"emu run -topo hikey-8 -workload sysbench --threads 8 --time 0.5 -commit-lock",
 		},
+		Args:      sysbenchArgs,
+		ArgsUsage: "[oltp_read_write [run]]",
 		Flags: func(fs *flag.FlagSet) func(*hwmodel.Machine) (Workload, error) {
 			w := &sysbenchBench{}
 			AddCommon(fs, &w.Common)
 			fs.StringVar(&w.threadsArg, "threads", "8", "client threads (sysbench's --threads): a count, or a percentage of the CPUs (\"100%\", lkp's nr_threads)")
 			fs.Float64Var(&w.timeSec, "time", 10, "run time in seconds (sysbench's --time; fractions allowed here)")
 			fs.IntVar(&w.percentile, "percentile", 95, "latency percentile to report (sysbench's --percentile; 0 disables)")
+			fs.Float64Var(&w.interval, "report-interval", 0, "print a line of the last interval's rates every this many seconds (sysbench's --report-interval; fractions allowed here; 0: none)")
 			fs.IntVar(&w.queries, "queries", 20, "statements per transaction, BEGIN and COMMIT included (oltp_read_write: 20)")
 			fs.Float64Var(&w.queryUS, "query-us", sysbenchQueryUS, "backend CPU per statement, in us")
 			fs.Float64Var(&w.clientUS, "client-us", sysbenchClientUS, "client CPU per statement (Lua + libpq), in us")
@@ -156,6 +170,13 @@ func (w *sysbenchBench) validate(m *hwmodel.Machine) (Workload, error) {
 		return nil, flagErr("-time", "run time must be a positive number of seconds, got %v", w.timeSec)
 	}
 	w.dur = int64(math.Round(w.timeSec * 1e9))
+	if !(w.interval >= 0) || w.interval > MaxSeconds {
+		return nil, flagErr("-report-interval", "must be 0 (none) or a positive number of seconds up to %d, got %v", MaxSeconds, w.interval)
+	}
+	w.intervalNS = int64(math.Round(w.interval * 1e9))
+	if w.interval > 0 && w.intervalNS < 1000 {
+		return nil, flagErr("-report-interval", "%v s is under a microsecond (allowed: 0, or 1e-6..%d s)", w.interval, MaxSeconds)
+	}
 	if w.percentile < 0 || w.percentile > 100 {
 		return nil, flagErr("-percentile", "must be 0..100 (0 disables), got %d", w.percentile)
 	}
@@ -272,6 +293,15 @@ func (w *sysbenchBench) client(i int, req, reply *emu.Sem) emu.Program {
 				st.sum += lat
 				st.events++
 				st.hist.Add(uint64(lat))
+				if w.intervalNS > 0 {
+					b := int(t.Now() / w.intervalNS)
+					for len(st.ivEvents) <= b {
+						st.ivEvents = append(st.ivEvents, 0)
+						st.ivHist = append(st.ivHist, NewHist())
+					}
+					st.ivEvents[b]++
+					st.ivHist[b].Add(uint64(lat))
+				}
 				step = 0
 			case 5:
 				st.end, st.exited = t.Now(), true
@@ -409,6 +439,7 @@ func (w *sysbenchBench) Report(out io.Writer, s *emu.Sim) error {
 	reads, writes, other := t.events*int64(w.reads), t.events*int64(w.writes), t.events*int64(w.other)
 	queries := reads + writes + other
 	var b strings.Builder
+	w.header(&b, s)
 	if !w.Done(s) {
 		fmt.Fprintf(&b, "sysbench: stopped early at %.4fs of the %gs run, before every thread finished; the statistics below cover that\n\n", float64(s.Now())/1e9, w.timeSec)
 	}
@@ -476,4 +507,83 @@ func (w *sysbenchBench) Metrics(s *emu.Sim) Metrics {
 		}
 	}
 	return Metrics{Primary: "tps", HigherIsBetter: true, Values: v}
+}
+
+// sysbenchArgs takes sysbench's positional arguments, "[testname]
+// [command]": the test is oltp_read_write (or a path to its .lua), the
+// command run.
+func sysbenchArgs(args []string) error {
+	for i, a := range args {
+		switch {
+		case i == 0 && strings.TrimSuffix(a[strings.LastIndex(a, "/")+1:], ".lua") == "oltp_read_write":
+		case i == 1 && a == "run":
+		case i == 0:
+			return flagErr("-workload sysbench", "test %q is not emulated (allowed: oltp_read_write, then the command run)", a)
+		case i == 1:
+			return flagErr("-workload sysbench", "command %q is not emulated (allowed: run; prepare and cleanup have nothing to do here)", a)
+		default:
+			return flagErr("-workload sysbench", "unexpected argument %q after the test and the command (allowed: oltp_read_write run)", a)
+		}
+	}
+	return nil
+}
+
+// sysbenchVersion is the banner's first line (main()'s "%s (using %s
+// %s)": VERSION_STRING, a bundled LuaJIT and its version).
+const sysbenchVersion = "sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta3)"
+
+// header is what sysbench prints before its report: the banner,
+// print_run_mode() (with --rand-seed 0, the default), the worker
+// threads' start and the intermediate reports of report_thread_proc(),
+// one every interval that ended before the last thread did.
+func (w *sysbenchBench) header(b *strings.Builder, s *emu.Sim) {
+	fmt.Fprintf(b, "%s\n\n", sysbenchVersion)
+	b.WriteString("Running the test with following options:\n")
+	fmt.Fprintf(b, "Number of threads: %d\n", w.n)
+	if w.intervalNS > 0 {
+		fmt.Fprintf(b, "Report intermediate results every %s second(s)\n", sysbenchSecs(w.interval))
+	}
+	b.WriteString("Initializing random number generator from current time\n\n\n")
+	b.WriteString("Initializing worker threads...\n\n")
+	b.WriteString("Threads started!\n\n")
+	if w.intervalNS <= 0 {
+		return
+	}
+	end := w.totals(s).elapsed
+	sec := float64(w.intervalNS) / 1e9
+	for k := 1; int64(k)*w.intervalNS < end; k++ {
+		at := int64(k) * w.intervalNS
+		var events int64
+		running := 0
+		h := NewHist()
+		for i := range w.cli {
+			c := &w.cli[i]
+			if !c.exited || c.end > at {
+				running++
+			}
+			if k-1 < len(c.ivEvents) {
+				events += c.ivEvents[k-1]
+				h.Merge(c.ivHist[k-1])
+			}
+		}
+		lat := 0.0
+		if events > 0 && w.percentile > 0 {
+			lat = sysbenchPct(h, w.percentile)
+		}
+		r, wr, o := float64(events*int64(w.reads)), float64(events*int64(w.writes)), float64(events*int64(w.other))
+		// log_timestamp()'s "[ %.0fs ] " and db_report_intermediate().
+		fmt.Fprintf(b, "[ %ss ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%d%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+			sysbenchSecs(float64(at)/1e9), running, float64(events)/sec, (r+wr+o)/sec, r/sec, wr/sec, o/sec,
+			w.percentile, lat, 0.0, 0.0)
+	}
+}
+
+// sysbenchSecs prints a time in seconds as sysbench does (%d, %.0f) when
+// it is whole, else with the digits it needs (a fraction of a second,
+// which the real tool's integer --report-interval cannot give).
+func sysbenchSecs(x float64) string {
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	Doc      string
 	Examples []string
 	Flags    func(fs *flag.FlagSet) func(m *hwmodel.Machine) (Workload, error)
+	// Args, when set, takes the positional arguments (ParseArgs), in
+	// order; ArgsUsage shows them in the usage line. Nil: flags only.
+	Args      func(args []string) error
+	ArgsUsage string
 }
 
 var registry = map[string]Spec{}
@@ -184,3 +188,26 @@ func capNS(ns float64) int64 {
 // says what their safety bound (Limit) is made of, for the error of a run
 // that reaches it unfinished.
 type LimitNoter interface{ LimitNote() string }
+
+// OutputFile is a file a workload writes itself (schbench -j): the flag
+// that names it and its path ("-" is stdout).
+type OutputFile struct{ Flag, Path string }
+
+// RunInfo is what a workload's own files record of the run besides its
+// flags, as the real tool takes it from the system.
+type RunInfo struct {
+	// Args are the workload's own arguments as given (without emu's).
+	Args []string
+	// Kernel is the feature set run (uname's release for the tool).
+	Kernel string
+	// Unix is the wall-clock time, in seconds since the epoch.
+	Unix int64
+}
+
+// FileWriter is implemented by workloads with output files of their own:
+// Files lists them (emu run checks them before the run; none when the
+// flag is unset) and WriteFiles writes them after it, "-" to stdout.
+type FileWriter interface {
+	Files() []OutputFile
+	WriteFiles(stdout io.Writer, s *emu.Sim, info RunInfo) error
+}
