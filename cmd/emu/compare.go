@@ -153,7 +153,7 @@ func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stder
 	fs.SetOutput(io.Discard)
 	declare(fs)
 	mk := st.spec.Flags(fs)
-	if err := fs.Parse(st.args); err != nil {
+	if err := bench.ParseArgs(fs, st.spec, st.args); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
 	w, err := mk(st.m)

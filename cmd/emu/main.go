@@ -8,7 +8,8 @@
 //	emu calibrate             measure this host, compare with the host preset
 //	emu features [SET]        list the scheduler switches and kernel profiles
 //
-// Run `emu CMD -h` for a command's flags and examples.
+// Run `emu CMD -h` or `emu help CMD` for a command's flags and examples,
+// `emu --version` for the module version and the commit it was built from.
 //
 // Exit status: 0 success; 1 the run failed (it did not finish within its
 // virtual-time bound, or an output could not be written); 2 bad input (an
@@ -70,11 +71,17 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = crash(v, stderr)
 		}
 	}()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
 		mainUsage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		mainUsage(stderr)
+		return 0
+	case args[0] == "help":
+		return help(args[1:], stdout, stderr)
+	case args[0] == "--version" || args[0] == "-version" || args[0] == "version":
+		fmt.Fprintln(stdout, version())
 		return 0
 	}
 	for _, c := range commands {
@@ -86,6 +93,55 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fmt.Fprintf(stderr, "emu: unknown command %q\n\n", args[0])
 	mainUsage(stderr)
 	return 2
+}
+
+// help is `emu help [CMD]`: the top-level usage, or CMD's (its -h), on
+// stdout.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		mainUsage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return exitCode(c.run([]string{"-h"}, stdout, stdout), stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "emu help: unknown command %q\n\n", args[0])
+	mainUsage(stderr)
+	return 2
+}
+
+// version is `emu --version`: the module's version and the commit it was
+// built from, as the Go toolchain stamps them (go build and go install
+// do; go run and go test leave the commit out).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "emu: no build information (built without module support)"
+	}
+	var rev, when, dirty string
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.time":
+			when = kv.Value
+		case "vcs.modified":
+			if kv.Value == "true" {
+				dirty = ", with uncommitted changes"
+			}
+		}
+	}
+	commit := "commit unknown (not stamped: go build and go install stamp it; go run, go test and -buildvcs=false leave it out)"
+	if rev != "" {
+		commit = "commit " + rev
+		if when != "" {
+			commit += " (" + when + ")"
+		}
+		commit += dirty
+	}
+	return fmt.Sprintf("emu %s %s, %s, %s", bi.Main.Path, bi.Main.Version, commit, bi.GoVersion)
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -123,7 +179,8 @@ func mainUsage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'emu COMMAND -h' for the command's flags and examples.")
+	fmt.Fprintln(w, "\nRun 'emu COMMAND -h' or 'emu help COMMAND' for the command's flags and examples,")
+	fmt.Fprintln(w, "'emu --version' for the version and commit.")
 }
 
 // newFlags returns a flag set whose parse errors are usage errors.

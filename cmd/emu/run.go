@@ -28,7 +28,8 @@ const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [
 
 Runs a workload on an emulated machine and prints its result the way the
 real tool does. Engine and workload flags may come in any order; -h after
--workload NAME lists that workload's flags.
+-workload NAME lists that workload's flags. Workload flags are read as the
+real tool reads them: -g2 and -Tp as getopt does, --name=value long options.
 
 defaults: -topo spr-2s -features v6.6-eevdf -workload hackbench (10 groups
 of 20 senders and 20 receivers, 100 loops: hackbench's own defaults).
@@ -56,7 +57,7 @@ type engineFlags struct {
 }
 
 func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
-	fs.StringVar(&e.topo, "topo", "spr-2s", "machine: a preset ("+strings.Join(hwmodel.PresetNames(), ", ")+", host) or a spec FILE")
+	fs.StringVar(&e.topo, "topo", "spr-2s", "machine: a preset ("+strings.Join(hwmodel.PresetNames(), ", ")+": this machine) or a spec FILE")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE applied to the host preset (emu calibrate -o)")
 	if withFeatures {
 		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them)")
@@ -81,6 +82,14 @@ type runFlags struct {
 	trace                           string
 	traceWindow                     time.Duration
 	cpuprofile, fgprofFile, memFile string
+}
+
+// engineNames are the flags declared on fs so far: the engine's, before
+// the workload declares its own.
+func engineNames(fs *flag.FlagSet) map[string]bool {
+	engine := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { engine[f.Name] = true })
+	return engine
 }
 
 // workloadName finds the -workload value in args (it decides which flags
@@ -110,8 +119,9 @@ type setup struct {
 	spec bench.Spec
 	mk   func(*hwmodel.Machine) (bench.Workload, error)
 	args []string
-	// wargs are the workload's flags as given (for titles).
-	wargs []string
+	// wargs are the workload's flags as parsed, -name=value (for
+	// titles); given are its arguments as given (for its own files).
+	wargs, given []string
 }
 
 // parseWithWorkload declares the engine flags (by declare) and the
@@ -125,20 +135,21 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
-	fs := newFlags(name, fmt.Sprintf(usage, workloadList()), stderr)
+	explicit := workloadName(args, "") != ""
+	fs := newFlags(name, "", stderr)
 	declare(fs)
-	engine := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) { engine[f.Name] = true })
+	engine := engineNames(fs)
 	mk := spec.Flags(fs)
-	if err := parse(fs, args); err != nil {
-		return nil, err
-	}
-	if rest := fs.Args(); len(rest) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-		// netperf's "--" starts its test-specific options (-m, -r):
-		// here they share the one flag set.
-		if err := parse(fs, rest); err != nil {
+	fs.Usage = func() { workloadUsage(stderr, usage, fs, engine, spec, explicit) }
+	if err := bench.ParseArgs(fs, spec, args); err != nil {
+		var ae *bench.ArgError
+		switch {
+		case errors.Is(err, flag.ErrHelp):
 			return nil, err
+		case errors.As(err, &ae):
+			return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, ae.Arg, wname, flagNames(fs, engine))
 		}
+		return nil, &usageError{msg: err.Error()}
 	}
 	var wargs []string
 	fs.Visit(func(f *flag.Flag) {
@@ -146,9 +157,6 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 			wargs = append(wargs, "-"+f.Name+"="+f.Value.String())
 		}
 	})
-	if fs.NArg() > 0 {
-		return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, fs.Arg(0), wname, flagNames(fs))
-	}
 	if e.driver != "parallel" && e.driver != "serial" {
 		return nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", e.driver)
 	}
@@ -162,24 +170,168 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err != nil {
 		return nil, err
 	}
-	return &setup{m: m, spec: spec, mk: mk, args: args, wargs: wargs}, nil
+	return &setup{m: m, spec: spec, mk: mk, args: args, wargs: wargs, given: givenArgs(fs, engine, args)}, nil
+}
+
+// givenArgs are the workload's own arguments in args, as given: args
+// without the engine's flags and their values.
+func givenArgs(fs *flag.FlagSet, engine map[string]bool, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 1 && a[0] == '-' {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if f := fs.Lookup(name); f != nil && engine[name] {
+				if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool && !hasValue {
+					i++
+				}
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// workloadUsage is run's and compare's -h: the command's usage, the
+// workloads (only the one given with -workload NAME), then the engine's
+// flags and the workload's, in two groups.
+func workloadUsage(w io.Writer, usage string, fs *flag.FlagSet, engine map[string]bool, spec bench.Spec, explicit bool) {
+	list := workloadList()
+	if explicit {
+		list = workloadEntry(spec)
+	}
+	fmt.Fprintf(w, usage+"\n", list)
+	fmt.Fprintln(w, "engine flags:")
+	printFlags(w, fs, func(n string) bool { return engine[n] })
+	title := spec.Name
+	if !explicit {
+		title += ", the default; -workload NAME -h lists another's"
+	}
+	if spec.ArgsUsage != "" {
+		title += "; then, anywhere among them: " + spec.ArgsUsage
+	}
+	fmt.Fprintf(w, "\nworkload flags (%s):\n", title)
+	printFlags(w, fs, func(n string) bool { return !engine[n] })
+}
+
+// printFlags prints fs's flags that keep selects as flag.PrintDefaults
+// does, with one entry for the names of one flag (aliases: the same
+// usage, default and type): a one-letter name first and its long names
+// with "--", as the real tools' getopt_long spells them.
+func printFlags(w io.Writer, fs *flag.FlagSet, keep func(string) bool) {
+	type entry struct {
+		names []string
+		f     *flag.Flag
+	}
+	var entries []*entry
+	byKey := map[string]*entry{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !keep(f.Name) {
+			return
+		}
+		key := f.Usage + "\x00" + f.DefValue + "\x00" + fmt.Sprintf("%T", f.Value)
+		if e, ok := byKey[key]; ok {
+			e.names = append(e.names, f.Name)
+			return
+		}
+		e := &entry{names: []string{f.Name}, f: f}
+		byKey[key] = e
+		entries = append(entries, e)
+	})
+	for _, e := range entries {
+		sort.SliceStable(e.names, func(i, j int) bool { return len(e.names[i]) < len(e.names[j]) })
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		return strings.ToLower(entries[i].names[0]) < strings.ToLower(entries[j].names[0])
+	})
+	for _, e := range entries {
+		var b strings.Builder
+		b.WriteString("  ")
+		short := len(e.names[0]) == 1
+		for i, n := range e.names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if short && len(n) > 1 {
+				b.WriteString("--")
+			} else {
+				b.WriteString("-")
+			}
+			b.WriteString(n)
+		}
+		typ, usage := flag.UnquoteUsage(e.f)
+		if typ != "" {
+			b.WriteString(" " + typ)
+		}
+		if b.Len() <= 4 {
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if !isZeroValue(e.f) {
+			if fmt.Sprintf("%T", e.f.Value) == "*flag.stringValue" {
+				fmt.Fprintf(&b, " (default %q)", e.f.DefValue)
+			} else {
+				fmt.Fprintf(&b, " (default %v)", e.f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// isZeroValue is the flag package's test for a default not worth
+// printing: DefValue is what a new Value of the flag's type prints.
+func isZeroValue(f *flag.Flag) (zero bool) {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	if !ok {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			zero = false
+		}
+	}()
+	return f.DefValue == v.String()
 }
 
 func workloadList() string {
 	var b strings.Builder
 	for _, n := range bench.Names() {
 		s, _ := bench.Lookup(n)
-		fmt.Fprintf(&b, "  %-10s %s\n", n, s.Doc)
-		for _, ex := range s.Examples {
-			fmt.Fprintf(&b, "             %s\n", ex)
-		}
+		b.WriteString(workloadEntry(s))
 	}
 	return b.String()
 }
 
-func flagNames(fs *flag.FlagSet) string {
+func workloadEntry(s bench.Spec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-10s %s\n", s.Name, s.Doc)
+	for _, ex := range s.Examples {
+		fmt.Fprintf(&b, "             %s\n", ex)
+	}
+	return b.String()
+}
+
+// flagNames lists the workload's flags (those not in engine).
+func flagNames(fs *flag.FlagSet, engine map[string]bool) string {
 	var n []string
-	fs.VisitAll(func(f *flag.Flag) { n = append(n, "-"+f.Name) })
+	fs.VisitAll(func(f *flag.Flag) {
+		if !engine[f.Name] {
+			n = append(n, "-"+f.Name)
+		}
+	})
 	return strings.Join(n, " ")
 }
 
@@ -224,7 +376,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, func(fs *flag.FlagSet) {
 		f.declare(fs, true)
-		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text")
+		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text; "+jsonHostKeys)
 		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat (version 16) at the end of the run to FILE")
 		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order) to FILE")
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
@@ -255,8 +407,25 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return workloadError(err)
 	}
-	if err := checkOutputs([][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-trace", f.trace},
-		{"-trace", counterFile(f.trace)}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}); err != nil {
+	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-trace", f.trace},
+		{"-trace", counterFile(f.trace)}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
+	// A workload's own files (schbench -j); "-" is stdout, and the text
+	// then goes to stderr, as the real tool prints it there.
+	fw, _ := w.(bench.FileWriter)
+	text := stdout
+	if fw != nil {
+		for _, of := range fw.Files() {
+			if of.Path != "-" {
+				outs = append(outs, [2]string{of.Flag, of.Path})
+				continue
+			}
+			if f.json {
+				return usagef("%s -: stdout is -json's; give %s a FILE", of.Flag, of.Flag)
+			}
+			text = stderr
+		}
+	}
+	if err := checkOutputs(outs); err != nil {
 		return err
 	}
 	stopProf, err := startProfiles(f.cpuprofile, f.fgprofFile)
@@ -287,20 +456,25 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	hostSec := time.Since(host0).Seconds()
 	prog.clear()
 	s := res.Sim
+	if fw != nil {
+		if err := fw.WriteFiles(stdout, s, bench.RunInfo{Args: st.given, Kernel: featSpec, Unix: time.Now().Unix()}); err != nil {
+			return err
+		}
+	}
 	if f.json {
 		if err := writeRunJSON(stdout, &f, featSpec, st, res, hostSec); err != nil {
 			return err
 		}
 	} else {
-		if err := w.Report(stdout, s); err != nil {
+		if err := w.Report(text, s); err != nil {
 			return err
 		}
 		if f.profile {
-			if err := s.WriteProfile(stdout, nil, fmt.Sprintf("virtual cycles of all %d CPUs, %s on %s", len(st.m.CPUs), featSpec, st.m.Name)); err != nil {
+			if err := s.WriteProfile(text, nil, fmt.Sprintf("virtual cycles of all %d CPUs, %s on %s", len(st.m.CPUs), featSpec, st.m.Name)); err != nil {
 				return err
 			}
 			for _, c := range cpus {
-				if err := s.WriteProfile(stdout, []int{c}, fmt.Sprintf("CPU %d", c)); err != nil {
+				if err := s.WriteProfile(text, []int{c}, fmt.Sprintf("CPU %d", c)); err != nil {
 					return err
 				}
 			}
@@ -494,6 +668,11 @@ func counters(s *emu.Sim) map[string]float64 {
 	c["run.late_msgs"] = float64(s.LateMsgs)
 	return c
 }
+
+// jsonHostKeys says which keys of -json depend on where and how the run
+// ran: the rest is the same bytes for the same seed and flags, whatever
+// the driver, -workers, -pin or -progress.
+const jsonHostKeys = "host.* (this host, and host_seconds) depends on the host, and config.driver and config.args (the command line) on how it was run: the rest is the same bytes for the same seed and flags, whichever the driver"
 
 func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
 	s := res.Sim

@@ -162,7 +162,7 @@ func TestHelpAll(t *testing.T) {
 	}
 	// A workload's flags are listed after -workload NAME.
 	_, _, errs := runEmu("run", "-workload", "schbench", "-h")
-	if !strings.Contains(errs, "-m int") {
+	if !strings.Contains(errs, "-m, --message-threads int") {
 		t.Errorf("emu run -workload schbench -h lacks schbench's -m:\n%s", errs)
 	}
 }
