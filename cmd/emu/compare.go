@@ -163,30 +163,6 @@ func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stder
 	return w, nil
 }
 
-// meanStd is the mean and the sample standard deviation in % of the mean
-// (reproduce's tables).
-func meanStd(v []float64) (mean, stdPct float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	if len(v) < 2 || mean == 0 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, 100 * math.Sqrt(ss/float64(len(v)-1)) / math.Abs(mean)
-}
-
-func fmtStd(p float64) string {
-	if p < 1 {
-		return "      "
-	}
-	return fmt.Sprintf("± %2.0f%%", p)
-}
-
 // lkpMeanStd is the mean and lkp's standard deviation (the population
 // one, lib/statistics.rb; -1 for a single value, as compare.rb has it).
 func lkpMeanStd(v []float64) (mean, std float64) {

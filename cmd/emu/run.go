@@ -21,6 +21,7 @@ import (
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/study"
 )
 
 const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
@@ -82,6 +83,7 @@ type runFlags struct {
 	trace                           string
 	traceWindow                     time.Duration
 	cpuprofile, fgprofFile, memFile string
+	ndjson                          string
 }
 
 // engineNames are the flags declared on fs so far: the engine's, before
@@ -386,6 +388,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 		fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
+		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, counters, histograms) to FILE")
 	})
 	if err != nil {
 		return err
@@ -408,7 +411,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return workloadError(err)
 	}
 	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-trace", f.trace},
-		{"-trace", counterFile(f.trace)}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
+		{"-trace", counterFile(f.trace)}, {"-o", f.ndjson}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
 	// A workload's own files (schbench -j); "-" is stdout, and the text
 	// then goes to stderr, as the real tool prints it there.
 	fw, _ := w.(bench.FileWriter)
@@ -478,6 +481,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 			}
+		}
+	}
+	if f.ndjson != "" {
+		if err := appendRunRecord(f.ndjson, &f, st, res, hostSec); err != nil {
+			return err
 		}
 	}
 	for _, out := range []struct {
@@ -640,34 +648,7 @@ func parseCPUList(s string, n int) ([]int, error) {
 
 // counters are a run's machine-wide numbers: the summed CPU counters,
 // per-second rates, and the run's own statistics.
-func counters(s *emu.Sim) map[string]float64 {
-	c := map[string]float64{}
-	// Every exported counter of emu.RQStats, summed over the CPUs.
-	for cpu := range s.Machine().CPUs {
-		v := reflect.ValueOf(s.RQ(cpu).Stats)
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Type().Field(i)
-			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
-				c["sched."+f.Name] += float64(v.Field(i).Int())
-			}
-		}
-	}
-	switches := c["sched.NrSwitches"]
-	var mig, wakeups int64
-	for _, t := range s.Tasks() {
-		mig += t.Stats.NrMigrations
-		wakeups += t.Stats.NrWakeups
-	}
-	sec := float64(max(s.Now(), 1)) / 1e9
-	c["sched.nr_migrations"] = float64(mig)
-	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
-	c["rate.migrations_per_sec"] = float64(mig) / sec
-	c["rate.context_switches_per_sec"] = switches / sec
-	c["run.virtual_sec"] = sec
-	c["run.epochs"] = float64(s.Epochs)
-	c["run.late_msgs"] = float64(s.LateMsgs)
-	return c
-}
+func counters(s *emu.Sim) map[string]float64 { return study.Counters(s) }
 
 // jsonHostKeys says which keys of -json depend on where and how the run
 // ran: the rest is the same bytes for the same seed and flags, whatever
@@ -709,6 +690,9 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"report":      report.String(),
 		"counters":    cs,
 		"profile":     prof,
+	}
+	if h, ok := res.Workload.(bench.Histogrammer); ok {
+		out["histograms"] = h.Histograms(s)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -95,7 +95,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "-workload", "pipe", "-profile-cpus", "0,99", "-topo", "hikey-8"}, "-profile-cpus"},
 		{[]string{"compare", "-workload", "pipe"}, "-patch: required"},
 		{[]string{"compare", "-workload", "pipe", "-patch", "v6.6-eevdf", "-seeds", "0"}, "-seeds"},
-		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, host-pipe)`},
+		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, tgload-postgres, tgload-icl, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, all)`},
 		{[]string{"reproduce", "-l", "-1", "host-pipe"}, "-l: virtual seconds"},
 	} {
 		code, _, errs := runEmu(tc.args...)
@@ -187,8 +187,8 @@ func TestReproduceTgloadShape(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"nr_client |", "100%      |", "75%       |", "9703     28011   +188.7%",
-		"update_cfs_group", "update_load_avg", "wakeups/s", "top of the base profile"} {
+	for _, want := range []string{"tps/client (netperf.Throughput_tps)", "100%", "75%", "9703", "28011", "+188.7%",
+		"update_cfs_group", "update_load_avg", "wakeups/s", "(≈4.2 M)", "top of the base profile", "steady state: 100%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,483 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/study"
+)
+
+func init() {
+	commands = append(commands,
+		command{"sweep", "expand a parameter grid into runs: print them (GNU parallel, Slurm array) or run them here", runSweep},
+		command{"merge", "merge NDJSON results (emu run/reproduce/sweep -o) into compare tables", runMerge},
+		command{"plot", "plot NDJSON results: a metric over a sweep axis, or latency CDFs (PNG, SVG)", runPlot})
+}
+
+const sweepUsage = `usage: emu sweep [-print | -slurm | -count | -index I | -j N] [-o FILE.ndjson | -o DIR/]
+                 [-topo A,B] [-features F1|F2] [-seeds N] [engine flags]
+                 -workload NAME [workload flags; a comma list is an axis]
+
+Expands a grid into one emu run per point: the cross product of the
+machines, the feature sets, every workload flag given a list of values,
+and the seeds (innermost). Each run appends one NDJSON record to -o (a
+file; or, for a DIR/ ending in a slash, DIR/run-NNNN.ndjson each), which
+emu merge and emu plot read.
+
+Lists: -topo and workload flags split on commas (or on "|" when a value
+holds a comma: -r '1,1|64,64'; a flag whose default has a comma, such as
+netperf's -r, splits on "|" only). -features splits on "|"; without one,
+"PROFILE,+X,-Y" is the list PROFILE, PROFILE,+X, PROFILE,-Y (each edit
+alone against the profile), so -features v6.6-eevdf,+TG_LOAD_RATELIMIT
+is base vs patch.
+
+modes:
+  (none)    run every point here, -j at a time, with a progress line
+  -print    print one emu run command per line (for GNU parallel, xargs)
+  -count    print the number of points
+  -index I  run point I only (0-based: a Slurm array task, an xargs job)
+  -slurm    print an sbatch script running the grid as a job array
+
+examples:
+  emu sweep -topo spr-2s,icl-2s -features v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
+      -o udprr.ndjson -workload netperf -t UDP_RR -nr 25%%,50%%,75%%,100%% -l 0.002 -cgroup docker
+  emu sweep -print -emu bin/emu -o out/ GRID... | parallel -j 8
+  seq 0 $(( $(emu sweep -count GRID...) - 1 )) | xargs -P 2 -I{} emu sweep -index {} -o out/ GRID...
+  emu sweep -slurm -o out/ GRID... > sweep.sbatch && sbatch sweep.sbatch
+  emu merge out/ && emu plot out/ -x nr -y netperf.throughput_per_client -by features -o udprr.png`
+
+// sweep is a parsed grid.
+type sweep struct {
+	topos    []string
+	features []string
+	workload string
+	// axes are the workload flags in the order given, each with its
+	// values (one value: a fixed flag).
+	axes  []sweepAxis
+	seed  uint64
+	seeds int
+}
+
+type sweepAxis struct {
+	name   string
+	values []string
+	isBool bool
+}
+
+// job is one point of the grid.
+type job struct {
+	index int
+	run   study.Run
+	seed  uint64
+}
+
+// jobs expands the grid: topo, features, the workload axes in order,
+// then the seed, the last varying fastest.
+func (s *sweep) jobs() []job {
+	var out []job
+	idx := make([]int, len(s.axes))
+	for _, topo := range s.topos {
+		for _, feat := range s.features {
+			for i := range idx {
+				idx[i] = 0
+			}
+			for {
+				var args []string
+				for i, a := range s.axes {
+					args = append(args, "-"+a.name+"="+a.values[idx[i]])
+				}
+				for k := range s.seeds {
+					out = append(out, job{index: len(out), seed: s.seed + uint64(k),
+						run: study.Run{Topo: topo, Features: feat, Workload: s.workload, Args: args}})
+				}
+				// the next combination, the last axis fastest
+				i := len(idx) - 1
+				for ; i >= 0; i-- {
+					idx[i]++
+					if idx[i] < len(s.axes[i].values) {
+						break
+					}
+					idx[i] = 0
+				}
+				if i < 0 {
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// splitList splits an axis value: on "|" when it has one, else on
+// commas unless commas belong to the value.
+func splitList(v string, commas bool) []string {
+	sep := ","
+	if strings.Contains(v, "|") || !commas {
+		sep = "|"
+	}
+	var out []string
+	for _, p := range strings.Split(v, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// splitFeatures reads -features: "A|B" is A and B; "P,+X,-Y" is P,
+// P,+X and P,-Y; "P,Q" two profiles.
+func splitFeatures(v string) []string {
+	if strings.Contains(v, "|") {
+		return splitList(v, false)
+	}
+	var out []string
+	cur := ""
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "":
+		case strings.HasPrefix(p, "+") || strings.HasPrefix(p, "-"):
+			if cur == "" {
+				cur = "v6.6-eevdf"
+				out = append(out, cur)
+			}
+			out = append(out, cur+","+p)
+		default:
+			cur = p
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sweepOpts are sweep's own flags.
+type sweepOpts struct {
+	print, slurm, count bool
+	index               int
+	jobs                int
+	out                 string
+	emu                 string
+	topo, features      string
+	e                   engineFlags
+	seeds               int
+}
+
+func (o *sweepOpts) declare(fs *flag.FlagSet) {
+	fs.BoolVar(&o.print, "print", false, "print one emu run command per point")
+	fs.BoolVar(&o.slurm, "slurm", false, "print an sbatch script: a job array of the points")
+	fs.BoolVar(&o.count, "count", false, "print the number of points")
+	fs.IntVar(&o.index, "index", -1, "run only point I (0-based)")
+	fs.IntVar(&o.jobs, "j", 1, "runs at a time when running here")
+	fs.StringVar(&o.out, "o", "", "NDJSON output: FILE (appended), or DIR/ for one file per point")
+	fs.StringVar(&o.emu, "emu", "emu", "the emu binary the printed commands call")
+	fs.StringVar(&o.topo, "topo", "spr-2s", "machines, comma-separated")
+	fs.StringVar(&o.features, "features", "v6.6-eevdf", `feature sets: "A|B", or "PROFILE,+X,-Y" for PROFILE, PROFILE,+X and PROFILE,-Y`)
+	fs.StringVar(&o.e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
+	fs.Uint64Var(&o.e.seed, "seed", 1, "first seed")
+	fs.IntVar(&o.seeds, "seeds", 1, "seeds per point")
+	fs.StringVar(&o.e.driver, "driver", "parallel", "engine driver: parallel or serial")
+	fs.DurationVar(&o.e.epoch, "epoch", 0, "epoch length (0: the exact lookahead)")
+}
+
+// parseSweep reads sweep's flags and the workload's, which may mix.
+func parseSweep(args []string, stderr io.Writer) (*sweep, *sweepOpts, error) {
+	o := &sweepOpts{}
+	fs := newFlags("sweep", sweepUsage, stderr)
+	o.declare(fs)
+	wname := workloadName(args, "hackbench")
+	spec, err := bench.Lookup(wname)
+	if err != nil {
+		return nil, nil, &usageError{msg: err.Error()}
+	}
+	wfs := flag.NewFlagSet(wname, flag.ContinueOnError)
+	wfs.SetOutput(io.Discard)
+	spec.Flags(wfs)
+	var own []string
+	sw := &sweep{workload: wname}
+	seen := map[string]int{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.Usage()
+			return nil, nil, flag.ErrHelp
+		}
+		if a == "--" {
+			continue // netperf's test-specific options share the flag set
+		}
+		if len(a) < 2 || a[0] != '-' {
+			return nil, nil, usagef("sweep: unexpected argument %q (flags only)", a)
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		isBool := func(f *flag.Flag) bool {
+			b, ok := f.Value.(interface{ IsBoolFlag() bool })
+			return ok && b.IsBoolFlag()
+		}
+		if f := fs.Lookup(name); f != nil {
+			if !hasVal && !isBool(f) {
+				if i+1 >= len(args) {
+					return nil, nil, usagef("sweep: flag needs an argument: -%s", name)
+				}
+				i++
+				val, hasVal = args[i], true
+			}
+			if hasVal {
+				own = append(own, "-"+name+"="+val)
+			} else {
+				own = append(own, "-"+name)
+			}
+			continue
+		}
+		f := wfs.Lookup(name)
+		if f == nil {
+			return nil, nil, usagef("sweep: flag provided but not defined: -%s (sweep's flags and workload %s's: %s)", name, wname, wflagNames(wfs))
+		}
+		if !hasVal {
+			if isBool(f) {
+				val = "true"
+			} else {
+				if i+1 >= len(args) {
+					return nil, nil, usagef("sweep: flag needs an argument: -%s", name)
+				}
+				i++
+				val = args[i]
+			}
+		}
+		ax := sweepAxis{name: f.Name, isBool: isBool(f), values: splitList(val, !strings.Contains(f.DefValue, ","))}
+		if len(ax.values) == 0 {
+			return nil, nil, usagef("-%s: empty list", name)
+		}
+		for _, v := range ax.values {
+			if err := wfs.Set(f.Name, v); err != nil {
+				return nil, nil, usagef("-%s: %q: %v", name, v, err)
+			}
+		}
+		if j, dup := seen[f.Name]; dup {
+			sw.axes[j] = ax
+		} else {
+			seen[f.Name] = len(sw.axes)
+			sw.axes = append(sw.axes, ax)
+		}
+	}
+	if err := parse(fs, own); err != nil {
+		return nil, nil, err
+	}
+	if o.e.driver != "parallel" && o.e.driver != "serial" {
+		return nil, nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", o.e.driver)
+	}
+	if o.e.epoch < 0 || o.e.epoch > maxEpoch {
+		return nil, nil, usagef("-epoch: %v is out of range", o.e.epoch)
+	}
+	if o.seeds < 1 || o.seeds > 1000 {
+		return nil, nil, usagef("-seeds: must be in [1, 1000], got %d", o.seeds)
+	}
+	if o.e.seed > math.MaxUint64-uint64(o.seeds) {
+		return nil, nil, usagef("-seed: %d with -seeds %d runs past the last seed", o.e.seed, o.seeds)
+	}
+	if o.jobs < 1 || o.jobs > 1024 {
+		return nil, nil, usagef("-j: must be in [1, 1024], got %d", o.jobs)
+	}
+	modes := 0
+	for _, b := range []bool{o.print, o.slurm, o.count, o.index >= 0} {
+		if b {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return nil, nil, usagef("sweep: -print, -slurm, -count and -index exclude each other")
+	}
+	sw.topos = splitList(o.topo, true)
+	sw.features = splitFeatures(o.features)
+	if len(sw.topos) == 0 || len(sw.features) == 0 {
+		return nil, nil, usagef("sweep: -topo and -features need at least one value")
+	}
+	sw.seed, sw.seeds = o.e.seed, o.seeds
+	return sw, o, nil
+}
+
+// outFor is the NDJSON file of point i.
+func (o *sweepOpts) outFor(i int) string {
+	if strings.HasSuffix(o.out, "/") {
+		return filepath.Join(o.out, fmt.Sprintf("run-%04d.ndjson", i))
+	}
+	if st, err := os.Stat(o.out); err == nil && st.IsDir() {
+		return filepath.Join(o.out, fmt.Sprintf("run-%04d.ndjson", i))
+	}
+	return o.out
+}
+
+// command is point j as an emu run command line.
+func (o *sweepOpts) command(j job) string {
+	parts := []string{study.ShellQuote(o.emu), "run", "-progress=false", "-topo", study.ShellQuote(j.run.Topo),
+		"-features", study.ShellQuote(j.run.Features), "-seed", fmt.Sprint(j.seed)}
+	if o.e.driver != "parallel" {
+		parts = append(parts, "-driver", o.e.driver)
+	}
+	if o.e.epoch != 0 {
+		parts = append(parts, "-epoch", o.e.epoch.String())
+	}
+	if o.out != "" {
+		parts = append(parts, "-o", study.ShellQuote(o.outFor(j.index)))
+	}
+	parts = append(parts, "-workload", j.run.Workload)
+	for _, a := range j.run.Args {
+		parts = append(parts, study.ShellQuote(a))
+	}
+	return strings.Join(parts, " ") + " >/dev/null"
+}
+
+func runSweep(args []string, stdout, stderr io.Writer) error {
+	sw, o, err := parseSweep(args, stderr)
+	if err != nil {
+		return err
+	}
+	jobs := sw.jobs()
+	switch {
+	case o.count:
+		fmt.Fprintln(stdout, len(jobs))
+		return nil
+	case o.print:
+		for _, j := range jobs {
+			fmt.Fprintln(stdout, o.command(j))
+		}
+		return nil
+	case o.slurm:
+		writeSlurm(stdout, o, args, len(jobs))
+		return nil
+	}
+	if o.out == "" {
+		return usagef("sweep: -o FILE.ndjson or -o DIR/ is needed to run the points (or -print them)")
+	}
+	if o.index >= 0 {
+		if o.index >= len(jobs) {
+			return usagef("-index: %d is out of range (the grid has %d points: 0..%d)", o.index, len(jobs), len(jobs)-1)
+		}
+		jobs = jobs[o.index : o.index+1]
+	}
+	return runJobs(jobs, len(sw.jobs()), o, stderr)
+}
+
+// writeSlurm prints an sbatch script whose array task i runs point i.
+func writeSlurm(w io.Writer, o *sweepOpts, args []string, n int) {
+	var keep []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-slurm" || a == "--slurm" || a == "-slurm=true" {
+			continue
+		}
+		keep = append(keep, study.ShellQuote(a))
+	}
+	fmt.Fprintf(w, "#!/bin/bash\n#SBATCH --job-name=rqemu-sweep\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n#SBATCH --output=slurm-%%A_%%a.out\n",
+		n-1, max(1, runtime.NumCPU()))
+	fmt.Fprintf(w, "# %d points; each array task runs one and appends its NDJSON record.\n", n)
+	fmt.Fprintf(w, "# Afterwards: %s merge %s\n", study.ShellQuote(o.emu), study.ShellQuote(o.out))
+	fmt.Fprintf(w, "set -euo pipefail\nexec %s sweep -index \"$SLURM_ARRAY_TASK_ID\" %s\n", study.ShellQuote(o.emu), strings.Join(keep, " "))
+}
+
+// runJobs runs points here, o.jobs at a time, with a progress line.
+func runJobs(jobs []job, of int, o *sweepOpts, stderr io.Writer) error {
+	stop, unlisten := interrupts()
+	defer unlisten()
+	workers := 0
+	if o.jobs > 1 {
+		workers = max(1, runtime.GOMAXPROCS(0)/o.jobs)
+	}
+	eng := study.Engine{Driver: o.e.driver, Epoch: int64(o.e.epoch), Workers: workers, Stop: stop}
+	writers := map[string]*ndjsonWriter{}
+	var mu sync.Mutex
+	var firstErr error
+	done, running := 0, 0
+	t0 := time.Now()
+	report := func(final bool) {
+		el := time.Since(t0)
+		eta := "?"
+		if done > 0 {
+			eta = (time.Duration(float64(el) / float64(done) * float64(len(jobs)-done))).Round(time.Second).String()
+		}
+		end := ""
+		if final {
+			end = "\n"
+		}
+		fmt.Fprintf(stderr, "\remu sweep: %d/%d done, %d running, %s host, ETA %s   %s", done, len(jobs), running, el.Round(100*time.Millisecond), eta, end)
+	}
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	for range min(o.jobs, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				mu.Lock()
+				running++
+				report(false)
+				mu.Unlock()
+				out, err := study.Execute(j.run, j.seed, eng)
+				if err == nil && out.Interrupted {
+					err = errInterrupted
+				}
+				if err == nil && !out.Complete {
+					err = fmt.Errorf("point %d (%s, seed %d) did not finish within its bound", j.index, j.run.CommandLine(), j.seed)
+				}
+				mu.Lock()
+				running--
+				if err == nil {
+					rec := newRecord(out, o.e.driver)
+					rec.Sweep = &recordSweep{Index: j.index, Of: of}
+					path := o.outFor(j.index)
+					w := writers[path]
+					if w == nil {
+						if w, err = openNDJSON(path); err == nil {
+							writers[path] = w
+						}
+					}
+					if err == nil {
+						err = w.write(rec)
+					}
+				}
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("point %d: %w", j.index, err)
+				}
+				done++
+				report(false)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	report(true)
+	for _, w := range writers {
+		if err := w.close(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if errors.Is(firstErr, errInterrupted) {
+		return errInterrupted
+	}
+	return firstErr
+}
+
+// wflagNames lists a workload's flags.
+func wflagNames(fs *flag.FlagSet) string {
+	var n []string
+	fs.VisitAll(func(f *flag.Flag) { n = append(n, "-"+f.Name) })
+	return strings.Join(n, " ")
+}

@@ -1,0 +1,250 @@
+package study
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// Run is one emulated run: a machine, a kernel and a workload command
+// line, exactly what `emu run -topo TOPO -features FEATURES -workload
+// WORKLOAD ARGS...` runs.
+type Run struct {
+	Topo     string   `json:"topo"`
+	Features string   `json:"features"`
+	Workload string   `json:"workload"`
+	Args     []string `json:"args"`
+}
+
+// CommandLine is the run as an emu command line (without the seed).
+func (r Run) CommandLine() string {
+	parts := []string{"emu", "run", "-topo", r.Topo, "-features", r.Features, "-workload", r.Workload}
+	for _, a := range r.Args {
+		parts = append(parts, ShellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// key identifies a run and its seed (the engine settings are the
+// runner's, the same for every run).
+func (r Run) key(seed uint64) string {
+	return fmt.Sprintf("%s|%s|%s|%q|%d", r.Topo, r.Features, r.Workload, r.Args, seed)
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_=+%./:,@", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Engine is how every run is executed (the engine flags of emu run).
+type Engine struct {
+	Driver  string // "parallel" (default) or "serial"
+	Epoch   int64  // ns; 0: the lookahead
+	Workers int
+	Pin     bool
+	Check   bool
+	Calib   string // calibration file for the host preset
+	// Stop ends a run at its next barrier when it becomes readable.
+	Stop <-chan struct{}
+	// Progress, when set, gets each run's progress.
+	Progress func(now, limit int64)
+}
+
+// ErrInterrupted is a run stopped through Engine.Stop.
+var ErrInterrupted = errors.New("interrupted")
+
+// Outcome is a finished run's numbers: everything a table, an NDJSON
+// record, a merge or a plot reads.
+type Outcome struct {
+	Run      Run
+	Seed     uint64
+	CPUs     int
+	EpochNS  int64
+	Complete bool
+	// Interrupted: Stop ended the run; the numbers cover the time run.
+	Interrupted bool
+	Failure     error
+	Metrics     bench.Metrics
+	// LKP are the metrics lkp-tests' parsers read from the workload's
+	// output (netperf.Throughput_tps, hackbench.throughput).
+	LKP      map[string]float64
+	Counters map[string]float64
+	// Profile is the whole machine's profile (share of all time, idle
+	// included, as perf report prints it), largest first, at most 40.
+	Profile []emu.ProfileEntry
+	// Shares are the busy shares (BusyShare) of the profile's symbols.
+	Shares     map[string]float64
+	Histograms []bench.Histogram
+	Report     string
+	HostSec    float64
+}
+
+// Value reads a metric by name: a workload metric ("throughput_per_client",
+// or "netperf.throughput_per_client"), one of lkp's
+// ("netperf.Throughput_tps", "hackbench.throughput"), a counter
+// ("rate.wakeups_per_sec", "sched.NeedPreemptCount"), or a busy share
+// ("share.update_cfs_group").
+func (o *Outcome) Value(name string) (float64, bool) {
+	if v, ok := o.Metrics.Values[name]; ok {
+		return v, true
+	}
+	if rest, ok := strings.CutPrefix(name, o.Run.Workload+"."); ok {
+		if v, ok := o.Metrics.Values[rest]; ok {
+			return v, true
+		}
+	}
+	if v, ok := o.LKP[name]; ok {
+		return v, true
+	}
+	if v, ok := o.Counters[name]; ok {
+		return v, true
+	}
+	if sym, ok := strings.CutPrefix(name, "share."); ok {
+		return o.Shares[sym], true // a symbol never run has share 0
+	}
+	return 0, false
+}
+
+// Execute runs r with the given seed.
+func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
+	m, err := hwmodel.Load(r.Topo, hwmodel.LoadOptions{Calib: eng.Calib})
+	if err != nil {
+		return nil, err
+	}
+	spec, err := bench.Lookup(r.Workload)
+	if err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet(r.Workload, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	mk := spec.Flags(fs)
+	if err := bench.ParseArgs(fs, spec, r.Args); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.CommandLine(), err)
+	}
+	w, err := mk(m)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := emu.ParseFeatures(r.Features)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	res, err := bench.Execute(w, bench.RunConfig{Machine: m, Features: f, Seed: seed, Epoch: eng.Epoch,
+		Driver: eng.Driver, Workers: eng.Workers, Pin: eng.Pin, Check: eng.Check, Stop: eng.Stop, Progress: eng.Progress})
+	if err != nil {
+		return nil, err
+	}
+	o := Summarize(r, seed, res)
+	o.HostSec = time.Since(t0).Seconds()
+	o.EpochNS = eng.Epoch
+	if o.EpochNS == 0 {
+		o.EpochNS = res.Sim.Lookahead()
+	}
+	return o, nil
+}
+
+// Summarize reads a finished run into an Outcome.
+func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
+	s := res.Sim
+	var report strings.Builder
+	if err := res.Workload.Report(&report, s); err != nil {
+		report.WriteString("report: " + err.Error())
+	}
+	prof := s.Profile(nil)
+	shares := map[string]float64{}
+	idle := s.SymbolNS("do_idle")
+	var all int64
+	for _, p := range prof {
+		all += p.NS
+	}
+	for _, p := range prof {
+		if p.Symbol != "do_idle" {
+			shares[p.Symbol] = 100 * float64(p.NS) / float64(max(all-idle, 1))
+		}
+	}
+	if len(prof) > 40 {
+		prof = prof[:40]
+	}
+	o := &Outcome{Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
+		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
+		Counters: Counters(s), Profile: prof, Shares: shares, Report: report.String()}
+	if h, ok := res.Workload.(bench.Histogrammer); ok {
+		o.Histograms = h.Histograms(s)
+	}
+	return o
+}
+
+// BusyShare is a symbol's share of the non-idle virtual time, in %: what
+// a cycles profile shows (halted idle CPUs count no cycles).
+func BusyShare(s *emu.Sim, sym string) float64 {
+	idle := s.SymbolNS("do_idle")
+	var all int64
+	for _, p := range s.Profile(nil) {
+		all += p.NS
+	}
+	return 100 * float64(s.SymbolNS(sym)) / float64(max(all-idle, 1))
+}
+
+// Counters are a run's machine-wide numbers: the summed CPU counters,
+// per-second rates, and the run's own statistics.
+func Counters(s *emu.Sim) map[string]float64 {
+	c := map[string]float64{}
+	// Every exported counter of emu.RQStats, summed over the CPUs.
+	for cpu := range s.Machine().CPUs {
+		v := reflect.ValueOf(s.RQ(cpu).Stats)
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
+				c["sched."+f.Name] += float64(v.Field(i).Int())
+			}
+		}
+	}
+	switches := c["sched.NrSwitches"]
+	var mig, wakeups int64
+	for _, t := range s.Tasks() {
+		mig += t.Stats.NrMigrations
+		wakeups += t.Stats.NrWakeups
+	}
+	sec := float64(max(s.Now(), 1)) / 1e9
+	c["sched.nr_migrations"] = float64(mig)
+	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
+	c["rate.migrations_per_sec"] = float64(mig) / sec
+	c["rate.context_switches_per_sec"] = switches / sec
+	c["run.virtual_sec"] = sec
+	c["run.epochs"] = float64(s.Epochs)
+	c["run.late_msgs"] = float64(s.LateMsgs)
+	return c
+}
+
+// Params are the workload flags a command line sets, name to value as
+// the flag prints it (netperf -nr 100% gives "nr": "100%"); nil when the
+// command line does not parse.
+func Params(workload string, args []string) map[string]string {
+	spec, err := bench.Lookup(workload)
+	if err != nil {
+		return nil
+	}
+	fs := flag.NewFlagSet(workload, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	spec.Flags(fs)
+	if err := bench.ParseArgs(fs, spec, args); err != nil {
+		return nil
+	}
+	p := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { p[f.Name] = f.Value.String() })
+	return p
+}

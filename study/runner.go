@@ -1,0 +1,450 @@
+package study
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Runner runs studies: the engine, the seeds, the scale, where the tables
+// go, and a hook per run (NDJSON records, progress lines).
+type Runner struct {
+	Engine Engine
+	Seed   uint64
+	Seeds  int // runs per cell; the cell is their mean ± spread
+	Quick  bool
+	All    bool    // also the Extra rows
+	L      float64 // > 0: virtual seconds of every duration-bound row
+	// Steady runs the headline row at half length as well (the
+	// steady-state line) for calibration studies.
+	Steady bool
+	Out    io.Writer
+	// OnRun is called after every run (a cached one too, with cached
+	// set), with the study, the row and the setting.
+	OnRun func(st *Study, row, setting string, o *Outcome, cached bool)
+	// Perf is the perf binary host-pipe runs; Fit calibrates the host
+	// preset first.
+	Perf string
+	Fit  bool
+
+	cache map[string]*Outcome
+}
+
+// length is the row's length at this scale, halved when half is set.
+func (r *Runner) length(l Length, half bool) string {
+	v := l.Default
+	if r.Quick {
+		v = l.Quick
+	}
+	if r.L > 0 && l.Seconds {
+		v = r.L
+	}
+	if half {
+		v /= 2
+	}
+	return l.format(v)
+}
+
+// do runs one cell over the seeds, reusing runs already made (the same
+// run and seed give the same result: the emulator is deterministic).
+func (r *Runner) do(st *Study, row *Row, set Setting, run Run) ([]*Outcome, error) {
+	if r.cache == nil {
+		r.cache = map[string]*Outcome{}
+	}
+	var out []*Outcome
+	for k := range max(r.Seeds, 1) {
+		seed := r.Seed + uint64(k)
+		key := run.key(seed) + "|" + r.Engine.Calib
+		o, cached := r.cache[key]
+		if !cached {
+			var err error
+			if o, err = Execute(run, seed, r.Engine); err != nil {
+				return nil, err
+			}
+			if o.Interrupted {
+				return nil, ErrInterrupted
+			}
+			if !o.Complete {
+				return nil, fmt.Errorf("%s (seed %d) did not finish within its bound", run.CommandLine(), seed)
+			}
+			if o.Failure != nil {
+				return nil, o.Failure
+			}
+			r.cache[key] = o
+		}
+		if r.OnRun != nil {
+			r.OnRun(st, row.Label, set.Label, o, cached)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// cell is one (row, setting) over the seeds.
+type cell struct {
+	runs []*Outcome
+}
+
+func (c cell) stat(m Metric) (mean, spread float64) {
+	var v []float64
+	for _, o := range c.runs {
+		v = append(v, m.value(o))
+	}
+	return MeanSpread(v)
+}
+
+// MeanSpread is the mean and the sample standard deviation in % of the
+// mean (0 for a single value).
+func MeanSpread(v []float64) (mean, spreadPct float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(max(len(v), 1))
+	if len(v) < 2 || mean == 0 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, 100 * math.Sqrt(ss/float64(len(v)-1)) / math.Abs(mean)
+}
+
+// change is b relative to a: in % (or a ratio b/a).
+func change(a, b float64, ratio bool) float64 {
+	if ratio {
+		return b / a
+	}
+	return 100 * (b - a) / a
+}
+
+func fmtChange(v float64, ratio bool) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	if ratio {
+		return fmt.Sprintf("%.3fx", v)
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}
+
+// Reproduce runs a study and prints its table.
+func (r *Runner) Reproduce(st *Study) (*Summary, error) {
+	t0 := time.Now()
+	var sum *Summary
+	var err error
+	if st.Custom != nil {
+		sum, err = st.Custom(r, st)
+	} else {
+		sum, err = r.grid(st)
+	}
+	if sum != nil {
+		sum.HostSec = time.Since(t0).Seconds()
+	}
+	return sum, err
+}
+
+// rows are the rows this runner runs.
+func (r *Runner) rows(st *Study) []*Row {
+	var rows []*Row
+	for i := range st.Rows {
+		if !st.Rows[i].Extra || r.All {
+			rows = append(rows, &st.Rows[i])
+		}
+	}
+	return rows
+}
+
+func (r *Runner) grid(st *Study) (*Summary, error) {
+	w := r.Out
+	rows := r.rows(st)
+	fmt.Fprintf(w, "%s: %s\n", st.Name, st.Doc)
+	var lens []string
+	seenLen := map[string]bool{}
+	for _, row := range rows {
+		l := r.length(row.Length, false) + " " + row.Length.Unit
+		if !seenLen[l] {
+			seenLen[l] = true
+			lens = append(lens, l)
+		}
+	}
+	scale := "default scale"
+	if r.Quick {
+		scale = "-quick scale"
+	}
+	fmt.Fprintf(w, "length (%s): %s; %d seed(s) from %d\n", scale, strings.Join(lens, ", "), max(r.Seeds, 1), r.Seed)
+	if st.Published != "" {
+		fmt.Fprintf(w, "published: %s\n", st.Published)
+	} else {
+		fmt.Fprintf(w, "published: not given (validation set): emulated only\n")
+	}
+	if st.Source != "" {
+		fmt.Fprintf(w, "source: %s\n", st.Source)
+	}
+	fmt.Fprintf(w, "runs (the first setting; the others change -features):\n")
+	for _, row := range rows {
+		fmt.Fprintf(w, "  %-8s %s\n", row.Label, st.runOf(row, st.Settings[0], r.length(row.Length, false), "").CommandLine())
+	}
+	fmt.Fprintf(w, "settings:")
+	for _, s := range st.Settings {
+		fmt.Fprintf(w, " [%s] %s;", s.Label, s.Features)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+
+	cells := map[string][]cell{} // row label -> per setting
+	ref := map[string][]cell{}
+	for _, row := range rows {
+		for _, s := range st.Settings {
+			runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), ""))
+			if err != nil {
+				return nil, err
+			}
+			cells[row.Label] = append(cells[row.Label], cell{runs})
+		}
+		if st.RefTopo != "" {
+			for _, s := range st.Settings {
+				runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), st.RefTopo))
+				if err != nil {
+					return nil, err
+				}
+				ref[row.Label] = append(ref[row.Label], cell{runs})
+			}
+		}
+	}
+	r.printTable(st, rows, cells, ref)
+	if len(st.Notes) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+		fmt.Fprintf(w, "\n")
+		last := ""
+		for _, n := range st.Notes {
+			cs, ok := cells[n.Row]
+			if !ok {
+				continue
+			}
+			if h := n.Row + "/" + st.Settings[n.Setting].Label; h != last {
+				last = h
+				fmt.Fprintf(tw, "%s, %s (emulated; published):\t\t\n", n.Row, st.Settings[n.Setting].Label)
+			}
+			mean, spread := cs[n.Setting].stat(n.Metric)
+			pub := n.Pub
+			if pub == "" {
+				pub = "not given"
+			}
+			fmt.Fprintf(tw, "  %s\t%s%s %s\t(%s)\n", n.Metric.Name, n.Metric.format(mean), n.Metric.Unit, fmtSpread(spread), pub)
+		}
+		tw.Flush()
+	}
+	if st.TopProfile != "" {
+		if cs, ok := cells[st.TopProfile]; ok {
+			o := cs[0].runs[0]
+			fmt.Fprintf(w, "\ntop of the %s profile at %s, seed %d (%% of non-idle cycles):\n", st.Settings[0].Label, st.TopProfile, o.Seed)
+			type kv struct {
+				k string
+				v float64
+			}
+			var top []kv
+			for k, v := range o.Shares {
+				top = append(top, kv{k, v})
+			}
+			sort.Slice(top, func(i, j int) bool { return top[i].v > top[j].v || top[i].v == top[j].v && top[i].k < top[j].k })
+			for i, p := range top {
+				if i == 12 {
+					break
+				}
+				fmt.Fprintf(w, "  %6.2f%%  %s\n", p.v, p.k)
+			}
+		}
+	}
+	sum := &Summary{Study: st.Name}
+	if h := st.Headline; h != nil {
+		if cs, ok := cells[h.Row]; ok {
+			row := st.row(h.Row)
+			sum.Headline, sum.Emulated = r.headline(st, row, cs)
+			sum.Pub = h.Pub
+			if r.Steady && st.Set == "calibration" {
+				var half []cell
+				for i, s := range st.Settings {
+					if i != 0 && i != h.Setting {
+						half = append(half, cell{})
+						continue
+					}
+					runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, true), ""))
+					if err != nil {
+						return nil, err
+					}
+					half = append(half, cell{runs})
+				}
+				full, halfV := r.headlineValue(st, row, cs), r.headlineValue(st, row, half)
+				_, hv := r.headline(st, row, half)
+				rel := 100 * math.Abs(halfV-full) / math.Max(math.Abs(full), 1e-12)
+				sum.Steady = fmt.Sprintf("%s at half length (%s %s), relative difference %.1f%%", hv, r.length(row.Length, true), row.Length.Unit, rel)
+				fmt.Fprintf(w, "\nsteady state: %s: %s at %s %s, %s at half length; relative difference %.1f%% (%s)\n",
+					sum.Headline, sum.Emulated, r.length(row.Length, false), row.Length.Unit, hv, rel, steadyVerdict(rel))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	return sum, nil
+}
+
+func steadyVerdict(rel float64) string {
+	if rel <= 10 {
+		return "within 10%: long enough"
+	}
+	return "over 10%: not steady at this length; use a longer run"
+}
+
+// headlineValue is the headline's number over the cells of its row.
+func (r *Runner) headlineValue(st *Study, row *Row, cs []cell) float64 {
+	h := st.Headline
+	m := st.rowMetrics(row)[h.Metric]
+	base, _ := cs[0].stat(m)
+	if h.Setting == 0 {
+		return base
+	}
+	other, _ := cs[h.Setting].stat(m)
+	return change(base, other, st.Ratio)
+}
+
+// headline names the headline and formats its value.
+func (r *Runner) headline(st *Study, row *Row, cs []cell) (what, val string) {
+	h := st.Headline
+	m := st.rowMetrics(row)[h.Metric]
+	v := r.headlineValue(st, row, cs)
+	if h.Setting == 0 {
+		return fmt.Sprintf("%s %s, %s", row.Label, m.Name, st.Settings[0].Label), m.format(v) + m.Unit
+	}
+	what = fmt.Sprintf("%s %s, %s vs %s", row.Label, m.Name, st.Settings[h.Setting].Label, st.Settings[0].Label)
+	return what, fmtChange(v, st.Ratio)
+}
+
+func fmtSpread(p float64) string {
+	if p < 0.05 {
+		return ""
+	}
+	return fmt.Sprintf("±%.1f%%", p)
+}
+
+// printTable prints one line per row and metric: each setting's value,
+// the change of the others from the first, the published values and
+// change where given, and the ratio of emulated to published.
+func (r *Runner) printTable(st *Study, rows []*Row, cells, ref map[string][]cell) {
+	tw := tabwriter.NewWriter(r.Out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hasPub := false
+	for _, row := range rows {
+		if len(row.Pub) > 0 || row.PubChange != "" {
+			hasPub = true
+		}
+	}
+	hdr := []string{"row", "metric"}
+	for _, s := range st.Settings {
+		hdr = append(hdr, s.Label)
+	}
+	what := "change"
+	if st.Ratio {
+		what = "ratio"
+	}
+	for _, s := range st.Settings[1:] {
+		hdr = append(hdr, what+" "+s.Label)
+	}
+	if st.RefTopo != "" {
+		for _, s := range st.Settings[1:] {
+			hdr = append(hdr, st.RefTopo+" "+what+" "+s.Label)
+		}
+		hdr = append(hdr, "gain here/"+st.RefTopo)
+	}
+	if hasPub {
+		hdr = append(hdr, "|")
+		for _, s := range st.Settings {
+			hdr = append(hdr, "pub "+s.Label)
+		}
+		hdr = append(hdr, "pub "+what, "emu/pub")
+	}
+	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
+	for _, row := range rows {
+		cs := cells[row.Label]
+		for mi, m := range st.rowMetrics(row) {
+			line := []string{row.Label, m.Name + m.Unit}
+			if mi > 0 {
+				line[0] = ""
+			}
+			means := make([]float64, len(cs))
+			for i, c := range cs {
+				mean, spread := c.stat(m)
+				means[i] = mean
+				line = append(line, m.format(mean)+fmtSpread(spread))
+			}
+			for i := 1; i < len(cs); i++ {
+				line = append(line, fmtChange(change(means[0], means[i], st.Ratio), st.Ratio))
+			}
+			if st.RefTopo != "" {
+				rc := ref[row.Label]
+				rbase, _ := rc[0].stat(m)
+				var last, lastRef float64
+				for i := 1; i < len(rc); i++ {
+					rv, _ := rc[i].stat(m)
+					lastRef = change(rbase, rv, st.Ratio)
+					last = change(means[0], means[i], st.Ratio)
+					line = append(line, fmtChange(lastRef, st.Ratio))
+				}
+				line = append(line, fmt.Sprintf("%.2f", last/lastRef))
+			}
+			if hasPub {
+				line = append(line, "|")
+				var pubs []string
+				var ratios []string
+				if mi == 0 && len(row.Pub) > 0 {
+					for i, p := range row.Pub {
+						if p == 0 {
+							pubs = append(pubs, "n/a")
+							continue
+						}
+						pubs = append(pubs, m.format(p))
+						if i < len(means) {
+							ratios = append(ratios, fmt.Sprintf("%.2f", means[i]/p))
+						}
+					}
+				}
+				for len(pubs) < len(st.Settings) {
+					pubs = append(pubs, "")
+				}
+				line = append(line, pubs...)
+				pc := ""
+				switch {
+				case mi == 0 && row.PubChange != "":
+					pc = row.PubChange
+				case mi == 0 && len(row.Pub) > 1 && row.Pub[0] > 0 && row.Pub[len(row.Pub)-1] > 0:
+					pc = fmtChange(change(row.Pub[0], row.Pub[len(row.Pub)-1], st.Ratio), st.Ratio)
+				}
+				line = append(line, pc, strings.Join(ratios, " "))
+			}
+			fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+		}
+	}
+	tw.Flush()
+}
+
+// WriteSummary prints the summary of `reproduce all`.
+func WriteSummary(w io.Writer, sums []*Summary, total time.Duration) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "summary:")
+	fmt.Fprintln(tw, "study\theadline\temulated\tpublished\tsteady state (half length)\thost s\t")
+	for _, s := range sums {
+		pub := s.Pub
+		if pub == "" {
+			pub = "not given"
+		}
+		steady := s.Steady
+		if steady == "" {
+			steady = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t\n", s.Study, s.Headline, s.Emulated, pub, steady, s.HostSec)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "total: %.1f s host\n", total.Seconds())
+}

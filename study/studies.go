@@ -1,0 +1,219 @@
+package study
+
+import "fmt"
+
+// The lengths. Default: `emu reproduce STUDY` takes a few minutes on 2
+// cores; Quick: the shortest run that still passes the workload's start
+// (every task placed, the groups' load tracked), for CI and smoke tests.
+var (
+	netperfLen   = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
+	hackbenchLen = Length{Default: 600, Quick: 60, Int: true, Unit: "loops (hackbench -l)"}
+	sysbenchLen  = Length{Default: 0.05, Quick: 0.01, Unit: "s virtual (sysbench --time)", Seconds: true}
+	pipeLen      = Length{Default: 200000, Quick: 20000, Int: true, Unit: "loops (perf bench sched pipe -l)"}
+	streamLen    = Length{Default: 0.05, Quick: 0.005, Unit: "s virtual (netperf -l)", Seconds: true}
+	epycLen      = Length{Default: 300, Quick: 30, Int: true, Unit: "loops (hackbench -l; published 480000)"}
+	parityLen    = Length{Default: 20, Quick: 4, Int: true, Unit: "loops (hackbench -l; published 30000)"}
+	schbenchLen  = Length{Default: 10, Quick: 10, Int: true, Unit: "s virtual (schbench -r, as published)"}
+	hopperLen    = Length{Default: 200, Quick: 20, Int: true, Unit: "ms virtual (hopper -d)"}
+)
+
+// Settings.
+var (
+	base      = Setting{"base", "v6.6-eevdf"}
+	ratelimit = Setting{"+TG_LOAD_RATELIMIT", "v6.6-eevdf,+TG_LOAD_RATELIMIT"}
+	tgload    = []Setting{base, ratelimit}
+)
+
+// Metrics.
+var (
+	tpsPerClient = Metric{Name: "tps/client (netperf.Throughput_tps)", Key: "netperf.Throughput_tps"}
+	hbThroughput = Metric{Name: "hackbench.throughput", Key: "throughput"}
+	sysTPS       = Metric{Name: "transactions/s", Key: "tps"}
+	cfsGroup     = Metric{Name: "update_cfs_group", Key: "share.update_cfs_group", Format: "%.2f", Unit: "%"}
+	loadAvg      = Metric{Name: "update_load_avg", Key: "share.update_load_avg", Format: "%.2f", Unit: "%"}
+	wakeups      = Metric{Name: "wakeups/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.wakeups_per_sec"] / 1e6 }, Format: "%.2f", Unit: " M"}
+	migrations   = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.2f", Unit: " M"}
+)
+
+func udprrRow(pct int, extra bool, pub ...float64) Row {
+	return Row{Label: fmt.Sprintf("%d%%", pct), Topo: "spr-2s", Workload: "netperf",
+		Args:   []string{"-t", "UDP_RR", "-nr", fmt.Sprintf("%d%%", pct), "-l", "{L}", "-cgroup", "docker"},
+		Length: netperfLen, Extra: extra, Pub: pub, Metrics: []Metric{tpsPerClient}}
+}
+
+func hackbenchRow(g int, extra bool, pub ...float64) Row {
+	return Row{Label: fmt.Sprintf("g%d", g), Topo: "spr-2s", Workload: "hackbench",
+		Args:   []string{"-g", fmt.Sprint(g), "-f", "20", "--threads", "--pipe", "-l", "{L}", "-s", "100", "-cgroup", "docker"},
+		Length: hackbenchLen, Extra: extra, Pub: pub, Metrics: []Metric{hbThroughput}}
+}
+
+func sysbenchRow(pct int) Row {
+	return Row{Label: fmt.Sprintf("%d%%", pct), Topo: "spr-2s", Workload: "sysbench",
+		Args:   []string{"--threads", fmt.Sprintf("%d%%", pct), "--time", "{L}", "-cgroup", "docker"},
+		Length: sysbenchLen}
+}
+
+func on(topo string, r Row) Row { r.Topo = topo; return r }
+
+func ratio(num, den string) func(o *Outcome) float64 {
+	return func(o *Outcome) float64 {
+		d := o.Counters[den]
+		if d == 0 {
+			return 0
+		}
+		return o.Counters[num] / d
+	}
+}
+
+var studies = []*Study{
+	{
+		Name: "tgload-udprr", Set: "calibration",
+		Doc: "netperf UDP_RR, clients = 100%/75% of the CPUs in one cgroup on spr-2s, v6.6-eevdf vs +TG_LOAD_RATELIMIT",
+		Published: "100%: 9703 -> 28011 (+189%); 75%: 13779 -> 36105 (+162%); 50%: 55394 -> 54940 and 25%: 104954 -> 107312 (within noise); " +
+			"lkp's netperf.Throughput_tps (per-client mean). Base profile: update_cfs_group ≈25%, update_load_avg ≈16% of cycles; ≈4.2 M wakeups/s, ≈2.8 M migrations/s",
+		Source:   `Aaron Lu, "sched/fair: ratelimit update to tg->load_avg" (v6.7, 1528c661c24b), lkp on a 2-socket SPR`,
+		Settings: tgload,
+		Rows: []Row{
+			udprrRow(100, false, 9703, 28011), udprrRow(75, false, 13779, 36105),
+			udprrRow(50, true, 55394, 54940), udprrRow(25, true, 104954, 107312),
+		},
+		Notes: []Note{
+			{Row: "100%", Metric: cfsGroup, Pub: "≈25%"}, {Row: "100%", Metric: loadAvg, Pub: "≈16%"},
+			{Row: "100%", Metric: wakeups, Pub: "≈4.2 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.8 M"},
+			{Row: "100%", Setting: 1, Metric: cfsGroup}, {Row: "100%", Setting: 1, Metric: loadAvg},
+			{Row: "100%", Setting: 1, Metric: wakeups}, {Row: "100%", Setting: 1, Metric: migrations},
+		},
+		TopProfile: "100%",
+		Headline:   &Headline{Row: "100%", Setting: 1, Pub: "+189%"},
+	},
+	{
+		Name: "tgload-hackbench", Set: "calibration",
+		Doc:       "hackbench -g 8/16 -f 20 --threads --pipe -s 100 in one cgroup on spr-2s, v6.6-eevdf vs +TG_LOAD_RATELIMIT",
+		Published: "g8: 436124 -> 490787 (+12.5%); g16: 457730 -> 680452 (+48.8%); g1: 100768 -> 103134 and g4: 413830 -> 378660 (within noise); lkp's hackbench.throughput, higher is better",
+		Source:    `Aaron Lu, "sched/fair: ratelimit update to tg->load_avg" (v6.7), lkp on a 2-socket SPR`,
+		Settings:  tgload,
+		Rows: []Row{
+			hackbenchRow(8, false, 436124, 490787), hackbenchRow(16, false, 457730, 680452),
+			hackbenchRow(1, true, 100768, 103134), hackbenchRow(4, true, 413830, 378660),
+		},
+		Headline: &Headline{Row: "g16", Setting: 1, Pub: "+48.8%"},
+	},
+	{
+		Name: "tgload-profile", Set: "calibration",
+		Doc:       "postgres-like sysbench OLTP, --threads = nr_cpu, in one cgroup on spr-2s, v6.6-eevdf: the base profile",
+		Published: "update_cfs_group 13.75%, update_load_avg 10.63% of cycles; ≈2.8 M wakeups/s, ≈2.2 M migrations/s",
+		Source:    `Aaron Lu, "sched/fair: ratelimit update to tg->load_avg" (v6.7): the postgres sysbench profile`,
+		Settings:  []Setting{base},
+		Rows:      []Row{sysbenchRow(100)},
+		Metrics:   []Metric{sysTPS},
+		Notes: []Note{
+			{Row: "100%", Metric: cfsGroup, Pub: "13.75%"}, {Row: "100%", Metric: loadAvg, Pub: "10.63%"},
+			{Row: "100%", Metric: wakeups, Pub: "≈2.8 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.2 M"},
+		},
+		TopProfile: "100%",
+		Headline:   &Headline{Row: "100%", Metric: 0, Pub: "13.75%"},
+	},
+	{
+		Name: "uclamp-pipe", Set: "calibration",
+		Doc:       "perf bench sched pipe (xeon-e5-2x10 and host) and netperf UDP_STREAM 64..16384 B, UCLAMP static key off vs on",
+		Published: "on costs ≈2-3% throughput (mostly local cache footprint: two extra rq lines per enqueue/dequeue, not bouncing)",
+		Settings:  []Setting{{"UCLAMP off", "v6.6-eevdf"}, {"UCLAMP on", "v6.6-eevdf,+UCLAMP"}},
+		Rows: []Row{
+			{Label: "pipe", Topo: "xeon-e5-2x10", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
+			{Label: "pipe@host", Topo: "host", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
+			{Label: "stream64", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "64"}, Length: streamLen, PubChange: "costs ≈2-3%",
+				Metrics: []Metric{{Name: "Mbit/s", Key: "throughput", Format: "%.1f"}}},
+			{Label: "stream1024", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "1024"}, Length: streamLen, PubChange: "costs ≈2-3%",
+				Metrics: []Metric{{Name: "Mbit/s", Key: "throughput", Format: "%.1f"}}},
+			{Label: "stream16384", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "16384"}, Length: streamLen, PubChange: "costs ≈2-3%",
+				Metrics: []Metric{{Name: "Mbit/s", Key: "throughput", Format: "%.1f"}}},
+			{Label: "stream256", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "256"}, Length: streamLen, Extra: true, PubChange: "costs ≈2-3%",
+				Metrics: []Metric{{Name: "Mbit/s", Key: "throughput", Format: "%.1f"}}},
+			{Label: "stream4096", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "4096"}, Length: streamLen, Extra: true, PubChange: "costs ≈2-3%",
+				Metrics: []Metric{{Name: "Mbit/s", Key: "throughput", Format: "%.1f"}}},
+		},
+		Metrics:  []Metric{{Name: "ops/s", Key: "ops_per_sec"}},
+		Headline: &Headline{Row: "pipe", Setting: 1, Pub: "costs ≈2-3%"},
+	},
+	{
+		Name: "host-pipe", Set: "calibration",
+		Doc:       "perf bench sched pipe and messaging: the real kernel here beside the emulated host preset",
+		Published: "the real perf bench on the same machine, in the same run",
+		Custom:    hostPipe,
+	},
+	{
+		Name: "tgload-postgres", Set: "validation",
+		Doc:      "postgres-like sysbench OLTP, --threads = 75%/100% of the CPUs in one cgroup on spr-2s, v6.6-eevdf vs +TG_LOAD_RATELIMIT",
+		Settings: tgload,
+		Rows:     []Row{sysbenchRow(75), sysbenchRow(100)},
+		Metrics:  []Metric{sysTPS},
+		Headline: &Headline{Row: "100%", Setting: 1},
+	},
+	{
+		Name: "tgload-icl", Set: "validation",
+		Doc:      "hackbench g8/g16 and netperf UDP_RR 75%/100% on icl-2s (128 CPUs), v6.6-eevdf vs +TG_LOAD_RATELIMIT, the ICL gain beside the SPR gain",
+		Settings: tgload,
+		Rows: []Row{
+			on("icl-2s", hackbenchRow(8, false)), on("icl-2s", hackbenchRow(16, false)),
+			on("icl-2s", udprrRow(75, false)), on("icl-2s", udprrRow(100, false)),
+		},
+		RefTopo:  "spr-2s",
+		Headline: &Headline{Row: "100%", Setting: 1},
+	},
+	{
+		Name: "l2-ttwu-epyc", Set: "validation",
+		Doc: "hackbench -g 32 -f 20 --threads --pipe -s 100 on epyc-9654-2s (384 CPUs): base, +TTWU_QUEUE_L2, +TG_LOAD_RATELIMIT, both; time as a ratio to base",
+		Settings: []Setting{base, {"+TTWU_QUEUE_L2", "v6.6-eevdf,+TTWU_QUEUE_L2"}, ratelimit,
+			{"both", "v6.6-eevdf,+TTWU_QUEUE_L2,+TG_LOAD_RATELIMIT"}},
+		Rows: []Row{{Label: "g32", Topo: "epyc-9654-2s", Workload: "hackbench",
+			Args: []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "{L}", "-s", "100"}, Length: epycLen}},
+		Metrics:  []Metric{{Name: "time", Key: "time_sec", Format: "%.5f", Unit: " s"}},
+		Ratio:    true,
+		Headline: &Headline{Row: "g32", Setting: 3},
+	},
+	{
+		Name: "run-to-parity", Set: "validation",
+		Doc:      "hackbench -g 112 -f 20 --threads -s 100 (sockets) on spr-1s (112 CPUs): NO_RUN_TO_PARITY vs RUN_TO_PARITY (v6.6-eevdf) and v6.5-cfs",
+		Settings: []Setting{{"NO_RUN_TO_PARITY", "v6.6-eevdf,-RUN_TO_PARITY"}, {"RUN_TO_PARITY", "v6.6-eevdf"}, {"v6.5-cfs", "v6.5-cfs"}},
+		Rows: []Row{{Label: "g112", Topo: "spr-1s", Workload: "hackbench",
+			Args: []string{"-g", "112", "-f", "20", "--threads", "-l", "{L}", "-s", "100"}, Length: parityLen}},
+		Metrics: []Metric{
+			{Name: "time", Key: "time_sec", Format: "%.5f", Unit: " s"},
+			{Name: "wakeup-preemption success (preemptions/checks)", Fn: func(o *Outcome) float64 {
+				return 100 * ratio("sched.NeedPreemptCount", "sched.CheckPreemptCount")(o)
+			}, Format: "%.2f", Unit: "%"},
+			{Name: "preemptions/s", Fn: func(o *Outcome) float64 {
+				return o.Counters["sched.NeedPreemptCount"] / max(o.Counters["run.virtual_sec"], 1e-12)
+			}},
+		},
+		Headline: &Headline{Row: "g112", Setting: 1},
+	},
+	{
+		Name: "lb-spread-llc", Set: "validation",
+		Doc:      "schbench -m 2 -t 4 -s 10000 -c 1000000 -r 10 on hikey-8 (2 clusters x 4 A53), v5.15-cfs -LB_SPREAD_LLC vs +LB_SPREAD_LLC",
+		Settings: []Setting{{"-LB_SPREAD_LLC", "v5.15-cfs,-LB_SPREAD_LLC"}, {"+LB_SPREAD_LLC", "v5.15-cfs"}},
+		Rows: []Row{{Label: "m2t4", Topo: "hikey-8", Workload: "schbench",
+			Args: []string{"-m", "2", "-t", "4", "-s", "10000", "-c", "1000000", "-r", "{L}"}, Length: schbenchLen}},
+		Metrics: []Metric{
+			{Name: "wakeup p50", Key: "wakeup_p50_usec", Unit: " us"}, {Name: "wakeup p95", Key: "wakeup_p95_usec", Unit: " us"},
+			{Name: "wakeup p99", Key: "wakeup_p99_usec", Unit: " us"}, {Name: "wakeup max", Key: "wakeup_max_usec", Unit: " us"},
+		},
+		Headline: &Headline{Row: "m2t4", Setting: 1, Metric: 2},
+	},
+	{
+		Name: "migrate-starvation", Set: "validation",
+		Doc:      "hopper: 50 threads per CPU hopping CPUs (sched_setaffinity) on spr-2s and xeon-e5-2x10: v5.15-cfs legacy migration vs +PLACE_MIGRATE vs v6.6-eevdf",
+		Settings: []Setting{{"v5.15-cfs", "v5.15-cfs"}, {"+PLACE_MIGRATE", "v5.15-cfs,+PLACE_MIGRATE"}, {"v6.6-eevdf", "v6.6-eevdf"}},
+		Rows: []Row{
+			{Label: "spr-2s", Topo: "spr-2s", Workload: "hopper", Args: []string{"-n", "50", "-d", "{L}"}, Length: hopperLen},
+			{Label: "xeon-e5", Topo: "xeon-e5-2x10", Workload: "hopper", Args: []string{"-n", "50", "-d", "{L}"}, Length: hopperLen},
+		},
+		Metrics: []Metric{
+			{Name: "max wait", Key: "max_wait_ms", Format: "%.3f", Unit: " ms"},
+			{Name: "max wait after a hop", Key: "max_wait_after_hop_ms", Format: "%.3f", Unit: " ms"},
+			{Name: "p99.9 wait", Key: "p999_wait_ms", Format: "%.3f", Unit: " ms"},
+			{Name: "vruntime spread per rq (max)", Key: "vruntime_spread_max_ms", Format: "%.3f", Unit: " ms"},
+		},
+		Headline: &Headline{Row: "spr-2s", Setting: 1},
+	},
+}
