@@ -187,7 +187,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	}
 	fmt.Fprintf(w, "runs (the first setting; the others change -features):\n")
 	for _, row := range rows {
-		fmt.Fprintf(w, "  %-8s %s\n", row.Label, st.runOf(row, st.Settings[0], r.length(row.Length, false), "").CommandLine())
+		fmt.Fprintf(w, "  %-11s %s\n", row.Label, st.runOf(row, st.Settings[0], r.length(row.Length, false), "").CommandLine())
 	}
 	fmt.Fprintf(w, "settings:")
 	for _, s := range st.Settings {
@@ -282,9 +282,13 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 				full, halfV := r.headlineValue(st, row, cs), r.headlineValue(st, row, half)
 				_, hv := r.headline(st, row, half)
 				rel := 100 * math.Abs(halfV-full) / math.Max(math.Abs(full), 1e-12)
-				sum.Steady = fmt.Sprintf("%s at half length (%s %s), relative difference %.1f%%", hv, r.length(row.Length, true), row.Length.Unit, rel)
-				fmt.Fprintf(w, "\nsteady state: %s: %s at %s %s, %s at half length; relative difference %.1f%% (%s)\n",
-					sum.Headline, sum.Emulated, r.length(row.Length, false), row.Length.Unit, hv, rel, steadyVerdict(rel))
+				sum.Steady = fmt.Sprintf("%s (rel. diff %.1f%%)", hv, rel)
+				pts := ""
+				if h.Setting != 0 && !st.Ratio {
+					pts = fmt.Sprintf(", %.1f points", math.Abs(halfV-full))
+				}
+				fmt.Fprintf(w, "\nsteady state: %s: %s at %s %s, %s at half length; relative difference %.1f%%%s (%s)\n",
+					sum.Headline, sum.Emulated, r.length(row.Length, false), row.Length.Unit, hv, rel, pts, steadyVerdict(rel))
 			}
 		}
 	}
@@ -433,7 +437,7 @@ func (r *Runner) printTable(st *Study, rows []*Row, cells, ref map[string][]cell
 func WriteSummary(w io.Writer, sums []*Summary, total time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "summary:")
-	fmt.Fprintln(tw, "study\theadline\temulated\tpublished\tsteady state (half length)\thost s\t")
+	fmt.Fprintln(tw, "study\theadline\temulated\tpublished\tat half length\thost s\t")
 	for _, s := range sums {
 		pub := s.Pub
 		if pub == "" {

@@ -105,7 +105,7 @@ var studies = []*Study{
 		Source:    `Aaron Lu, "sched/fair: ratelimit update to tg->load_avg" (v6.7): the postgres sysbench profile`,
 		Settings:  []Setting{base},
 		Rows:      []Row{sysbenchRow(100)},
-		Metrics:   []Metric{sysTPS},
+		Metrics:   []Metric{cfsGroup, loadAvg, sysTPS},
 		Notes: []Note{
 			{Row: "100%", Metric: cfsGroup, Pub: "13.75%"}, {Row: "100%", Metric: loadAvg, Pub: "10.63%"},
 			{Row: "100%", Metric: wakeups, Pub: "≈2.8 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.2 M"},
