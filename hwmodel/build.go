@@ -441,6 +441,20 @@ func (m *Machine) buildLatency(l *LatencySpec) error {
 		return specErr("latency_ns.burst.value", "must be a whole number of RMWs in [1, 256], got %v", b)
 	}
 	m.Lat.Burst = int(b)
+	m.Lat.MLP = 1
+	if l.MLP != nil {
+		v, err := checkSourced("latency_ns.mlp", l.MLP, false)
+		if err != nil {
+			return err
+		}
+		if v != math.Trunc(v) || v > 256 {
+			return specErr("latency_ns.mlp.value", "must be a whole number of outstanding misses in [1, 256], got %v", v)
+		}
+		m.Lat.MLP = int(v)
+	}
+	if m.Lat.Window, err = checkSourced("latency_ns.ooo_window", l.OOOWindow, false); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -10,6 +10,12 @@ type Latencies struct {
 	MemRemote  float64
 	RMWLocal   float64
 	Burst      int
+	// MLP is how many independent load misses a core keeps in flight
+	// (L1D fill buffers); Window is how far, in ns of its own timeline,
+	// it runs past the oldest one before its reorder buffer is full.
+	// MLP 1 and Window 0: every access blocks.
+	MLP    int
+	Window float64
 }
 
 // KernelOp names a kernel operation whose base cost a preset gives.

@@ -163,6 +163,9 @@ func (m *Machine) WriteTopo(w io.Writer) error {
 		p(", %.1f ns remote", m.Lat.MemRemote)
 	}
 	p("; uncontended RMW %.1f ns; burst %d RMWs per ownership\n", m.Lat.RMWLocal, m.Lat.Burst)
+	if m.Lat.MLP > 1 {
+		p("  independent loads: %d misses in flight, %.0f ns out-of-order window\n", m.Lat.MLP, m.Lat.Window)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -102,6 +102,12 @@ func hostDefaults(s *Spec, m *Machine) error {
 	}
 	lat.RMWLocal = from(p.Latency.RMWLocal)
 	lat.Burst = from(p.Latency.Burst)
+	if p.Latency.MLP != nil {
+		lat.MLP = from(p.Latency.MLP)
+	}
+	if p.Latency.OOOWindow != nil {
+		lat.OOOWindow = from(p.Latency.OOOWindow)
+	}
 	s.Latency = lat
 
 	var costs CostSpec

@@ -161,3 +161,216 @@ func TestReplayPanics(t *testing.T) {
 		})
 	}
 }
+
+// cutReplay replays streams on a fresh Replayer cut into calls at the
+// given barriers, as the engine does: each call gets the requests logged
+// in its epoch, shifted by the stall the earlier calls reported for their
+// CPU (the engine adds it to the CPU's clock), and the last call serves
+// everything. It returns the total stall and each line's busy time.
+func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (float64, []int64) {
+	rp := m.NewReplayer()
+	told := make([]int64, len(streams)) // ps reported per CPU
+	next := make([]int, len(streams))
+	busy := make([]int64, len(lines))
+	total := 0.0
+	cut := make([][]Req, len(streams))
+	for k := 0; k <= len(barriers); k++ {
+		until := int64(math.MaxInt64)
+		if k < len(barriers) {
+			until = barriers[k]
+		}
+		for c, s := range streams {
+			cut[c] = cut[c][:0]
+			for next[c] < len(s) && s[next[c]].T < until {
+				q := s[next[c]]
+				q.T += told[c] / 1000
+				cut[c] = append(cut[c], q)
+				next[c]++
+			}
+		}
+		res := rp.Advance(lines, cut, until)
+		for c, sv := range res.Served {
+			for _, x := range sv {
+				told[c] += x.StallPS
+			}
+			total += res.CPUStall[c]
+		}
+		for _, li := range res.Touched {
+			busy[li] += res.Lines[li].BusyPS
+		}
+	}
+	return total, busy
+}
+
+// TestReplayCutEqualsWhole: the weave's queues are the machine's, not the
+// epoch's. Replaying random streams whole, and cut at random barriers the
+// way the engine cuts them (each epoch's requests shifted by the stall
+// reported so far), gives the same per-line busy time and the same total
+// stall within 1%. A replay that started every line free at each barrier
+// serves a saturated line's backlog and the next epoch's requests at once
+// and fails this by a wide margin.
+func TestReplayCutEqualsWhole(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	cpus := []int{0, 1, 2, 3, 56, 57, 112, 113, 168, 200}
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := seed * 0x9e3779b97f4a7c15
+		rnd := func(n uint64) uint64 {
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			return rng % n
+		}
+		nlines := 1 + int(rnd(3))
+		mk := func() []*Line {
+			ls := make([]*Line, nlines)
+			for i := range ls {
+				ls[i] = m.NewLine(i % 2)
+			}
+			return ls
+		}
+		streams := make([][]Req, m.NumCPUs())
+		for _, c := range cpus {
+			var tm int64
+			for k := 0; k < 60; k++ {
+				tm += int64(rnd(40)) // saturating: ~20 ns apart per CPU
+				li := int32(rnd(uint64(nlines)))
+				switch r := rnd(10); {
+				case r < 4:
+					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: RMW, Tag: 1})
+				case r < 6:
+					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Tag: 2})
+				case r < 8:
+					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Indep: true, Tag: 3})
+				case r < 9:
+					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Write, Tag: 4})
+				default:
+					// a critical section on the lock line (the last line)
+					lk := int32(nlines - 1)
+					streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Lock, Tag: 5})
+					tm += int64(rnd(200))
+					streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Unlock, Tag: 5})
+				}
+			}
+		}
+		whole, busyWhole := cutReplay(m, mk(), streams, nil)
+		var barriers []int64
+		for b := int64(1 + rnd(300)); b < 3000; b += int64(1 + rnd(300)) {
+			barriers = append(barriers, b)
+		}
+		cut, busyCut := cutReplay(m, mk(), streams, barriers)
+		if whole <= 0 {
+			t.Fatalf("seed %d: no stall at all", seed)
+		}
+		if d := math.Abs(cut-whole) / whole; d > 0.01 {
+			t.Errorf("seed %d: total stall whole %.1f ns, cut at %d barriers %.1f ns (%.2f%% apart)", seed, whole, len(barriers), cut, 100*d)
+		}
+		for li := range busyWhole {
+			bw, bc := float64(busyWhole[li]), float64(busyCut[li])
+			if math.Abs(bc-bw) > 0.01*bw+1 {
+				t.Errorf("seed %d line %d: busy whole %.1f ns, cut %.1f ns", seed, li, bw/1000, bc/1000)
+			}
+		}
+	}
+}
+
+// TestReplayLockAcrossBarrier: a lock taken before a barrier and released
+// after it (its holder stalled) stays held: the next epoch's locker waits
+// for the release.
+func TestReplayLockAcrossBarrier(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	lines := []*Line{m.NewLine(0)}
+	rp := m.NewReplayer()
+	s1 := make([][]Req, m.NumCPUs())
+	// CPU 0 takes the lock at 990 and, its critical section logged by
+	// the same event, releases it at 1500: past the barrier at 1000.
+	s1[0] = []Req{{T: 990, Op: Lock}, {T: 1500, Op: Unlock}}
+	res := rp.Advance(lines, s1, 1000)
+	if rp.Pending() == 0 {
+		t.Fatal("the unlock was served before its time")
+	}
+	lockAt := 990 + float64(res.Served[0][0].StallPS)/1000 // the fill
+	s2 := make([][]Req, m.NumCPUs())
+	s2[1] = []Req{{T: 1100, Op: Lock}, {T: 1110, Op: Unlock}}
+	res = rp.Advance(lines, s2, 3000)
+	var stall1 float64
+	for _, x := range res.Served[1] {
+		stall1 = float64(x.StallPS) / 1000
+		break
+	}
+	// CPU 0 releases at 1500 plus its lock's stall; CPU 1 then takes the
+	// line over from CPU 0.
+	release := 1500 + (lockAt - 990)
+	want := release - 1100 + m.TransferNS(1, 0, 0)
+	if !near(stall1, want) {
+		t.Errorf("CPU 1's lock stalls %.1f ns, want %.1f (the release at %.1f, then the transfer)", stall1, want, release)
+	}
+	if res.Lines[0].LockWaits != 1 {
+		t.Errorf("lock waits %d, want 1", res.Lines[0].LockWaits)
+	}
+}
+
+// TestReplayWaitAccrues: a CPU still waiting on a saturated line at a
+// barrier is charged its wait so far at that barrier (it does not run on),
+// and the rest when it is served; the two add up to its whole stall.
+func TestReplayWaitAccrues(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	streams := make([][]Req, m.NumCPUs())
+	for c := 0; c < 56; c++ {
+		streams[c] = []Req{{T: 100, Op: RMW, Tag: int32(c)}}
+	}
+	whole := m.Replay([]*Line{m.NewLine(0)}, streams)
+	rp := m.NewReplayer()
+	lines := []*Line{m.NewLine(0)}
+	first := rp.Advance(lines, streams, 1000)
+	last := streams[55]
+	_ = last
+	// The last CPU served waits 55 RMWs of ~60 ns: past the barrier.
+	var partial int64
+	for _, x := range first.Served[55] {
+		if !x.Partial {
+			t.Fatalf("CPU 55 served before the barrier at 1000 ns: %+v", x)
+		}
+		partial += x.StallPS
+	}
+	if partial != (1000-100)*1000 {
+		t.Errorf("CPU 55 accrued %d ps at the barrier, want the wait so far, %d", partial, (1000-100)*1000)
+	}
+	rest := rp.Advance(lines, make([][]Req, m.NumCPUs()), math.MaxInt64)
+	var all int64 = partial
+	for _, x := range rest.Served[55] {
+		all += x.StallPS
+	}
+	if got, want := float64(all)/1000, whole.Stall[55][0]; !near(got, want) {
+		t.Errorf("CPU 55's stall cut at the barrier adds up to %.3f ns, whole %.3f", got, want)
+	}
+}
+
+// TestReplayIndependentReads: independent loads overlap up to MLP in
+// flight; dependent ones are paid one after the other.
+func TestReplayIndependentReads(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	run := func(indep bool) float64 {
+		var lines []*Line
+		streams := make([][]Req, m.NumCPUs())
+		for i := 0; i < 32; i++ {
+			l := m.NewLine(0)
+			m.Access(l, 1+i, Write) // each line Modified on another core
+			lines = append(lines, l)
+			streams[0] = append(streams[0], Req{T: int64(i), Line: int32(i), Op: Read, Indep: indep})
+		}
+		// A dependent access at the end consumes the scan.
+		extra := m.NewLine(0)
+		lines = append(lines, extra)
+		streams[0] = append(streams[0], Req{T: 40, Line: 32, Op: RMW})
+		return m.Replay(lines, streams).CPUStall[0]
+	}
+	x := m.Lat.Transfer[ClassLLC]
+	dep, ind := run(false), run(true)
+	if dep < 32*x {
+		t.Errorf("dependent scan of 32 lines stalls %.1f ns, want at least 32 transfers (%.1f)", dep, 32*x)
+	}
+	// 32 reads with 16 in flight: about two rounds of transfers.
+	if ind > 3*x+m.Lat.MemLocal || ind < 2*x-40 {
+		t.Errorf("independent scan of 32 lines (MLP %d) stalls %.1f ns, want about 2 transfers (%.1f each)", m.Lat.MLP, ind, x)
+	}
+}

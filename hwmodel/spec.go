@@ -112,6 +112,13 @@ type LatencySpec struct {
 	// before the line moves on (hardware.md C2: throughput is not
 	// 1/latency). A count, not ns.
 	Burst *Sourced `yaml:"burst" json:"burst"`
+	// MLP is how many independent load misses a core keeps in flight
+	// (its L1D fill buffers), and OOOWindow how far in ns of the core's
+	// own execution it runs past the oldest one before the reorder
+	// buffer is full: scans over other CPUs' runqueues overlap their
+	// misses. Both optional: without them every access blocks (MLP 1).
+	MLP       *Sourced `yaml:"mlp,omitempty" json:"mlp,omitempty"`
+	OOOWindow *Sourced `yaml:"ooo_window,omitempty" json:"ooo_window,omitempty"`
 }
 
 // CostSpec holds base costs of kernel operations in cycles, exclusive of
