@@ -11,7 +11,10 @@ type Entry struct {
 	T    int64      // virtual ns at which the CPU issued the access
 	Line LineID     // the line
 	Op   hwmodel.Op // Read, Write, RMW, Lock or Unlock
-	Site Site       // the calling site charged for its stall
+	// Indep: an independent load (hwmodel.Req.Indep), recorded while
+	// the Log was in independent mode.
+	Indep bool
+	Site  Site // the calling site charged for its stall
 }
 
 // Log is one modeled CPU's record of its accesses to shared lines during
@@ -32,6 +35,9 @@ type Log struct {
 	// last is the time of the latest entry ever recorded (it survives
 	// Reset: virtual time never goes back). Owned by CPU cpu's goroutine.
 	last int64
+	// indep: reads recorded now are independent loads (SetIndependent).
+	// Owned by CPU cpu's goroutine.
+	indep bool
 
 	// Host-time sampling (sample.go). Owned by CPU cpu's goroutine.
 	sampleEvery uint32
@@ -66,7 +72,19 @@ func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
 			l.cpu, line, op, site, now, l.last))
 	}
 	l.last = now
-	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Site: site})
+	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Indep: l.indep && op == hwmodel.Read, Site: site})
+}
+
+// SetIndependent switches independent mode on or off and returns the
+// previous mode. In independent mode every Read recorded is an independent
+// load: the code issuing it does not depend on earlier loads' values for
+// its address, as in a loop over other CPUs' runqueues, so an out-of-order
+// core overlaps the misses (hwmodel.Req.Indep). Other ops are never
+// independent.
+func (l *Log) SetIndependent(on bool) bool {
+	was := l.indep
+	l.indep = on
+	return was
 }
 
 // Len is the number of entries since the last Reset.

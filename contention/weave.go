@@ -74,6 +74,7 @@ type lineAcc struct {
 	lockWaits     int64
 	stallPS       int64
 	chargedPS     int64
+	busyPS        int64
 	host          hostSample
 }
 
@@ -84,12 +85,28 @@ type siteAcc struct {
 	chargedPS int64
 }
 
-// Weave prices one epoch: it turns each Log into its CPU's stream of
-// hwmodel.Req, replays all streams together through the target machine's
-// coherence model (hwmodel.Machine.Replay, on the Space's lines, whose
-// state carries over from the previous weave), charges every request's
-// stall to its CPU and site, adds to the cumulative statistics, collects
-// the host samples, and resets the logs.
+// Weave prices the logs to the end of time: WeaveUntil with no bound, so
+// every access logged is served. It is for callers that weave whole
+// scenarios; the engine weaves each epoch with WeaveUntil.
+func (s *Space) Weave(logs []*Log) *WeaveResult { return s.WeaveUntil(logs, math.MaxInt64) }
+
+// WeaveUntil prices one epoch that ends at virtual time until (ns): it turns
+// each Log into its CPU's stream of hwmodel.Req, adds the streams to what the
+// Space's replay still has pending and replays every line up to until
+// (hwmodel.Replayer.Advance, on the Space's lines, whose coherence state and
+// queues carry over from the previous weave), charges every request served
+// to its CPU and site, adds to the cumulative statistics, collects the host
+// samples, and resets the logs.
+//
+// The weave's queues are the machine's, not the epoch's. A line still busy
+// at until stays busy into the next epoch; a request still waiting there is
+// served, and its stall reported and charged to its site, by a later weave;
+// a lock held across until (its Unlock issued late because its CPU stalled)
+// keeps the next epoch's lockers waiting. So a saturated line serves at most
+// one transaction at a time over the whole run, however time is cut. The
+// caller adds the StallNS each weave reports to the CPU's clock before the
+// CPU logs the next epoch's accesses: the replay issues a new access at its
+// logged time plus only the stall the caller has not yet been told of.
 //
 // logs may be in any order and may hold nils; at most one Log per CPU. The
 // result depends only on the logs' contents and the Space's state, never
@@ -105,11 +122,12 @@ type siteAcc struct {
 // moves the request in the replay, by at most the uncontended cost the
 // caller charged plus under 1 ns of rounding.)
 //
-// Weave panics on a malformed log: a line or site this Space does not
+// WeaveUntil panics on a malformed log: a line or site this Space does not
 // know, two Logs of one CPU, a CPU the machine lacks, or a lock taken and
-// not released (or released and not taken) within the epoch: a SpinLock
-// must never be held across a barrier.
-func (s *Space) Weave(logs []*Log) *WeaveResult {
+// not released (or released and not taken) within one Log: the caller's
+// critical sections never span a barrier (their accesses are logged by one
+// event), even when the replay's do.
+func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 	n := s.m.NumCPUs()
 	clear(s.byCPU)
 	total := 0
@@ -136,8 +154,8 @@ func (s *Space) Weave(logs []*Log) *WeaveResult {
 	clear(res.ExactNS)
 	res.Sites = res.Sites[:0]
 	res.Accesses, res.TotalNS, res.Lines = total, 0, nil
-	if total > 0 {
-		s.weave(res)
+	if total > 0 || s.rp != nil && s.rp.Pending() > 0 {
+		s.weave(res, until)
 	}
 	for _, l := range s.byCPU {
 		if l != nil {
@@ -150,7 +168,7 @@ func (s *Space) Weave(logs []*Log) *WeaveResult {
 	return res
 }
 
-func (s *Space) weave(res *WeaveResult) {
+func (s *Space) weave(res *WeaveResult, until int64) {
 	var uncPS [hwmodel.NumOps]int64
 	for op := range hwmodel.NumOps {
 		uncPS[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
@@ -166,7 +184,7 @@ func (s *Space) weave(res *WeaveResult) {
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()
 	}
-	rr := s.rp.Replay(s.lines, s.streams)
+	rr := s.rp.Advance(s.lines, s.streams, until)
 	res.Lines = rr.Lines
 	for _, i := range rr.Touched {
 		ls := &rr.Lines[i]
@@ -177,30 +195,30 @@ func (s *Space) weave(res *WeaveResult) {
 		a.invalidations += int64(ls.Invalidations)
 		a.fills += int64(ls.Fills)
 		a.lockWaits += int64(ls.LockWaits)
+		a.busyPS += ls.BusyPS
 	}
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}
 	sitePS := s.siteBuf // all zero between weaves
-	for c, l := range s.byCPU {
-		if l == nil || len(l.entries) == 0 {
+	for c, served := range rr.Served {
+		if len(served) == 0 {
 			continue
 		}
-		stalls := rr.Stall[c]
 		var cpuPS int64
 		hits := s.siteHit[:0]
-		for i, e := range l.entries {
-			ps := int64(math.Round(stalls[i] * 1000))
+		for _, e := range served {
+			ps := e.StallPS
 			if ps == 0 {
 				continue
 			}
 			cpuPS += ps
-			if sitePS[e.Site] == 0 {
-				hits = append(hits, e.Site)
+			if sitePS[e.Tag] == 0 {
+				hits = append(hits, Site(e.Tag))
 			}
-			sitePS[e.Site] += ps
+			sitePS[e.Tag] += ps
 			s.lineStats[e.Line].stallPS += ps
-			s.siteStats[e.Site].stallPS += ps
+			s.siteStats[e.Tag].stallPS += ps
 		}
 		slices.Sort(hits)
 		for _, site := range hits {
@@ -247,7 +265,7 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 			t++ // whole ns, rounded up: never before the previous access retired
 		}
 		ready = t*1000 + uncPS[e.Op]
-		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op})
+		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep})
 		la, sa := &s.lineStats[e.Line], &s.siteStats[e.Site]
 		la.accesses++
 		la.ops[e.Op]++
@@ -265,6 +283,39 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 			l.cpu, strings.Join(names, ", ")))
 	}
 	return st, held
+}
+
+// Pending is the number of logged accesses the replay has not yet served:
+// requests waiting on a busy line or a held lock, and those queued behind
+// them on their CPU. They are served, and charged, by later weaves.
+func (s *Space) Pending() int {
+	if s.rp == nil {
+		return 0
+	}
+	return s.rp.Pending()
+}
+
+// Behind reports whether CPU cpu has logged accesses the replay has not
+// yet issued, because they wait behind an earlier one on a busy line: the
+// CPU is physically still before the point where it logged them, and must
+// not run on (the engine holds it until the replay catches up).
+func (s *Space) Behind(cpu int) bool { return s.rp != nil && s.rp.Behind(cpu) }
+
+// Now is the virtual time the weave has replayed up to.
+func (s *Space) Now() int64 {
+	if s.rp == nil {
+		return 0
+	}
+	return s.rp.Now()
+}
+
+// BusyUntil is when line id finishes the transaction it is serving, in
+// virtual ns: a line saturated at one barrier is still busy after it.
+func (s *Space) BusyUntil(id LineID) int64 {
+	if s.rp == nil {
+		return 0
+	}
+	return s.rp.BusyUntil(int(id))
 }
 
 // CarriedNS is CPU cpu's stall not yet handed out by StallNS, in ns
@@ -290,6 +341,9 @@ type LineStats struct {
 	// UncontendedNS the uncontended cost its accesses charged.
 	StallNS       float64
 	UncontendedNS float64
+	// BusyNS is the time the line spent serving transactions: over any
+	// window it is at most the window (one line serves one at a time).
+	BusyNS float64
 	// Host is what sampling measured on the host for the line's accesses.
 	Host HostNS
 }
@@ -364,7 +418,8 @@ func (s *Space) Stats() *Stats {
 		li := s.lineInfo[i]
 		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: a.accesses, Ops: a.ops,
 			Transfers: a.transfers, Invalidations: a.invalidations, Fills: a.fills, LockWaits: a.lockWaits,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000, Host: a.host.public()}
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000, BusyNS: float64(a.busyPS) / 1000,
+			Host: a.host.public()}
 		st.Lines[i] = ls
 		st.Accesses += a.accesses
 		stallPS += a.stallPS
