@@ -94,9 +94,16 @@ type pullReq struct {
 func (b *RQ) lbView(c int) cpuSnap {
 	if c != b.cpu {
 		site := b.site(SymLoadBalance)
+		if b.inNewidle {
+			site = b.sim.newidleSite
+		}
 		o := b.sim.cpus[c]
+		// update_sg_lb_stats() loads each CPU's runqueue independently
+		// of the others: the misses overlap.
+		was := b.log.SetIndependent(true)
 		o.lock.NrRunning(b.log, b.logNow(), site)
 		b.log.Record(b.logNow(), o.avgLine, hwmodel.Read, site)
+		b.log.SetIndependent(was)
 	}
 	b.cost(hwmodel.OpBalanceRQ)
 	return b.snapCPU(c)

@@ -53,11 +53,13 @@ type RQ struct {
 	tgDelta []int64
 
 	// newidleSD and newidleCost are the last domain a newidle balance
-	// walked in this epoch and what it cost without the coherence
-	// stalls, which the barrier adds once the weave has priced them
-	// (the kernel's sched_clock() delta includes them).
+	// walked and what it cost: the work at once, the coherence stalls of
+	// its remote reads as the barriers' weaves report them (the kernel's
+	// sched_clock() delta includes them). inNewidle: a newidle balance is
+	// running (its reads log to Sim.newidleSite).
 	newidleSD   *Domain
 	newidleCost int64
+	inNewidle   bool
 
 	// trace is this CPU's sched_switch/sched_wakeup records (with
 	// Sim.EnableTrace), merged in (time, CPU) order when written.
@@ -67,6 +69,11 @@ type RQ struct {
 	// breakdown by symbol.
 	debt      int64
 	debtSites []symCharge
+	// weaveBehind: the weave has accesses of this CPU it has not yet
+	// issued (they queue behind one waiting on a busy line), so the CPU
+	// has not physically reached its own clock: it handles no event until
+	// the weave catches up. Written only at the barrier.
+	weaveBehind bool
 
 	profile []int64 // ns per Symbol
 	Stats   RQStats
@@ -109,9 +116,11 @@ type RQ struct {
 	avgLine  contention.LineID // rq->cfs.avg, read by cpu_load() and load balancing
 }
 
+// symCharge is whole ns of debt owed to one symbol; a CPU's charges sum
+// to its debt.
 type symCharge struct {
 	sym Symbol
-	ns  float64
+	ns  int64
 }
 
 func (rq *RQ) node() int { return rq.m.CPUs[rq.cpu].Node }
@@ -251,24 +260,32 @@ func (rq *RQ) reschedCurr() {
 // step processes this CPU's events before until, in time order.
 func (rq *RQ) step(until int64) {
 	for {
-		if t := rq.nextEvent(); t < 0 || t >= until {
+		if t := rq.nextStep(); t < 0 || t >= until {
 			return
 		}
 		e := rq.events.pop()
 		rq.handled++
 		rq.republish = true
 		rq.lastEvent = e.t
-		rq.advance(e.t)
 		wasIdle := rq.mode == modeIdle
+		if wasIdle {
+			// The stall the weave reported since the CPU went idle
+			// happened before it did: it went idle that much later,
+			// so the idle gap absorbs it.
+			rq.payDebt(e.t - rq.now)
+		}
+		rq.advance(e.t)
 		silent := e.kind == evMsg && e.msg.kind == msgEnqueue
 		rq.enterKernel()
+		// The rest of the stall from the last barriers: time lost
+		// before whatever this CPU does next. Paid before the event's
+		// work, so the accesses it logs are stamped after the stall,
+		// as the weave expects (contention.Space.WeaveUntil).
+		rq.payDebt(rq.debt)
 		if wasIdle && e.kind != evTick && !silent {
 			rq.cost(hwmodel.OpIdleExit)
 		}
 		rq.handle(&e)
-		// The weave's stall from the last barrier: time lost before
-		// whatever this CPU does next.
-		rq.payDebt()
 		if rq.silent {
 			rq.silent = false
 			rq.resumeSilent()
@@ -280,7 +297,9 @@ func (rq *RQ) step(until int64) {
 
 // nextEvent is when the CPU will handle its next live event, or -1: the
 // event's stamp, or the CPU's clock if its kernel work has run past the
-// stamp (it is busy until then). step handles exactly the events whose
+// stamp (it is busy until then), later by the weave's stall not yet paid.
+// A CPU still waiting on a saturated line at a barrier has that wait so
+// far as debt, so it handles nothing until the line has served it. step handles exactly the events whose
 // nextEvent falls before the epoch's end, so a CPU that runs ahead of the
 // other CPUs waits for them instead of handling events "early".
 func (rq *RQ) nextEvent() int64 {
@@ -290,9 +309,29 @@ func (rq *RQ) nextEvent() int64 {
 			rq.events.pop()
 			continue
 		}
-		return max(e.t, rq.now)
+		t := max(e.t, rq.now)
+		if rq.debt > 0 {
+			// The CPU is stalled that much longer: an idle CPU's
+			// idle gap absorbs the stall, a busy CPU's work is all
+			// later by it (step pays it first).
+			if rq.mode == modeIdle {
+				t = max(t, rq.now+rq.debt)
+			} else {
+				t += rq.debt
+			}
+		}
+		return t
 	}
 	return -1
+}
+
+// nextStep is nextEvent for the drivers: -1 while the weave holds the CPU
+// (weaveBehind).
+func (rq *RQ) nextStep() int64 {
+	if rq.weaveBehind {
+		return -1
+	}
+	return rq.nextEvent()
 }
 
 func (rq *RQ) stale(e *event) bool {
@@ -319,25 +358,29 @@ func (rq *RQ) enterKernel() {
 	rq.mode = modeKernel
 }
 
-// payDebt charges the weave's stall to the clock, by symbol.
-func (rq *RQ) payDebt() {
-	if rq.debt == 0 {
+// payDebt charges up to limit ns of the debt (the weave's stall and the
+// work done on this CPU's behalf at barriers) to the clock, by symbol,
+// oldest first.
+func (rq *RQ) payDebt(limit int64) {
+	pay := min(rq.debt, limit)
+	if pay <= 0 {
 		return
 	}
-	rq.now += rq.debt
-	left := rq.debt
-	for i, c := range rq.debtSites {
-		ns := int64(c.ns)
-		if i == len(rq.debtSites)-1 {
-			ns = left
-		}
-		ns = min(ns, left)
+	rq.now += pay
+	rq.Stats.StallNS += pay
+	rq.debt -= pay
+	k := 0
+	for pay > 0 {
+		c := &rq.debtSites[k]
+		ns := min(c.ns, pay)
 		rq.profile[c.sym] += ns
-		left -= ns
+		pay -= ns
+		if c.ns -= ns; c.ns == 0 {
+			k++
+		}
 	}
-	rq.Stats.StallNS += rq.debt
-	rq.debt = 0
-	rq.debtSites = rq.debtSites[:0]
+	n := copy(rq.debtSites, rq.debtSites[k:])
+	rq.debtSites = rq.debtSites[:n]
 }
 
 func (rq *RQ) handle(e *event) {

@@ -36,9 +36,14 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	for {
 		next := int64(-1)
 		for _, rq := range s.cpus {
-			if t := rq.nextEvent(); t >= 0 && (next < 0 || t < next) {
+			if t := rq.nextStep(); t >= 0 && (next < 0 || t < next) {
 				next = t
 			}
+		}
+		if s.space.Pending() > 0 && (next < 0 || next > s.epochEnd) {
+			// The weave still has accesses to serve (CPUs wait on
+			// busy lines): the barriers go on, epoch by epoch.
+			next = s.epochEnd
 		}
 		if next < 0 || next >= until {
 			break
@@ -67,6 +72,12 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		}
 	}
 	for _, rq := range s.cpus {
+		if rq.weaveBehind {
+			continue // its clock is ahead of where it physically is
+		}
+		if rq.mode == modeIdle {
+			rq.payDebt(until - rq.now) // the idle time absorbs the stall
+		}
 		rq.advance(until)
 	}
 	s.now = until
@@ -210,7 +221,7 @@ func (w *workers) epoch(end int64) {
 	for i, shard := range w.shards {
 		w.active[i] = false
 		for _, rq := range shard {
-			if t := rq.nextEvent(); t >= 0 && t < end {
+			if t := rq.nextStep(); t >= 0 && t < end {
 				w.active[i] = true
 				break
 			}

@@ -276,7 +276,7 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 // a barrier) to this CPU's clock at its next event.
 func (rq *RQ) addDebt(sym Symbol, ns int64) {
 	rq.debt += ns
-	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: float64(ns)})
+	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: ns})
 }
 
 // handleMsg runs a message on this CPU.

@@ -94,7 +94,9 @@ func (rq *RQ) newidleBalance() {
 		if sd.Flags&SD_BALANCE_NEWIDLE == 0 {
 			continue
 		}
+		rq.inNewidle = true
 		pulled, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
+		rq.inNewidle = false
 		cost := rq.now - t0
 		sd.updateNewidleCost(cost, rq.now)
 		rq.newidleSD, rq.newidleCost = sd, cost

@@ -53,6 +53,11 @@ type Sim struct {
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
 	siteSym map[contention.Site]Symbol
+	// newidleSite is the site of a newidle balance's remote reads, charged
+	// to SymLoadBalance in the profile but kept apart so that the stall
+	// they pay, whenever the weave reports it, reaches the balance's
+	// measured cost (update_newidle_cost()).
+	newidleSite contention.Site
 
 	uclampUsed bool
 
@@ -131,6 +136,8 @@ func New(cfg Config) (*Sim, error) {
 		s.sites = append(s.sites, site)
 		s.siteSym[site] = sym
 	}
+	s.newidleSite = s.space.Site("sched_balance_rq (newidle)")
+	s.siteSym[s.newidleSite] = SymLoadBalance
 	s.root = &TaskGroup{Name: "root", id: -1, shares: eevdf.Nice0Load,
 		cfsRq: make([]*CfsRq, m.NumCPUs()), se: make([]*SchedEntity, m.NumCPUs())}
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
@@ -154,6 +161,7 @@ func New(cfg Config) (*Sim, error) {
 	s.uclampUsed = cfg.Features.Has(UCLAMP)
 	s.llcSnap = make([]llcSnap, m.NumCPUs())
 	s.buildDomains()
+	s.phaseBalanceTimers()
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
 	s.snap = make([]cpuSnap, m.NumCPUs())
@@ -315,34 +323,65 @@ func (s *Sim) userSymbol(name string) Symbol {
 	return sym
 }
 
+// phaseBalanceTimers sets each domain's sd->last_balance, and so each
+// CPU's rq->next_balance, at a random phase of its idle balance interval,
+// from the seed. The kernel sets last_balance = jiffies when it builds the
+// domains at boot; a benchmark starts on a machine that has been up, when
+// each CPU's periodic balance of each level is somewhere in its interval.
+// Starting them all at 0 would delay every CPU's first LLC-level balance,
+// and with it the first update of sd_llc_shared->nr_idle_scan from the
+// load (update_idle_cpu_scan()), by a whole interval (112 ms on spr-2s).
+func (s *Sim) phaseBalanceTimers() {
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, 0x62616c616e6365)) // "balance"
+	for cpu, doms := range s.domains {
+		rq := s.cpus[cpu]
+		next := int64(1) << 62
+		for _, sd := range doms {
+			iv := rq.balanceInterval(sd, false)
+			sd.lastBalance = -rng.Int64N(iv)
+			next = min(next, sd.lastBalance+iv)
+		}
+		if len(doms) > 0 {
+			rq.nextBalance = next
+		}
+	}
+}
+
 // barrier is the end of an epoch: price the shared accesses, publish
 // tg->load_avg, check the invariants.
 func (s *Sim) barrier() {
 	s.Epochs++
 	s.deliver()
-	res := s.space.Weave(s.logs)
+	res := s.space.WeaveUntil(s.logs, s.epochEnd)
 	for _, rq := range s.cpus {
+		rq.weaveBehind = s.space.Behind(rq.cpu)
 		st := res.StallNS[rq.cpu]
 		if rq.newidleSD != nil {
 			// update_newidle_cost() measures the balance with
-			// sched_clock(): its cache misses count. Charge the
-			// balancing sites' stall of this epoch to the last
-			// domain walked (the largest, which dominates).
-			var stall float64
-			for _, c := range res.CPUSites(rq.cpu) {
-				if s.siteSym[c.Site] == SymLoadBalance {
-					stall += c.NS
-				}
+			// sched_clock(): its cache misses count, and a miss still
+			// queued at a barrier is paid later. Add the stall of the
+			// newidle reads, whenever reported, to the last domain
+			// walked (the largest, which dominates).
+			if stall := res.SiteNS(rq.cpu, s.newidleSite); stall > 0 {
+				rq.newidleCost += int64(stall)
+				rq.newidleSD.updateNewidleCost(rq.newidleCost, s.epochEnd)
 			}
-			rq.newidleSD.updateNewidleCost(rq.newidleCost+int64(stall), s.epochEnd)
-			rq.newidleSD = nil
 		}
 		if st == 0 {
 			continue
 		}
+		// The whole ns split over the sites, the last taking the
+		// rounding, so that the charges sum to the debt.
 		rq.debt += st
-		for _, c := range res.CPUSites(rq.cpu) {
-			rq.debtSites = append(rq.debtSites, symCharge{sym: s.siteSym[c.Site], ns: c.NS})
+		sites := res.CPUSites(rq.cpu)
+		left := st
+		for i, c := range sites {
+			ns := min(int64(c.NS), left)
+			if i == len(sites)-1 {
+				ns = left
+			}
+			rq.debtSites = append(rq.debtSites, symCharge{sym: s.siteSym[c.Site], ns: ns})
+			left -= ns
 		}
 	}
 	for _, tg := range s.groups {

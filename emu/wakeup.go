@@ -443,9 +443,14 @@ func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
 		rq.cost(hwmodel.OpSISProbe)
 		o := rq.sim.cpus[cpu]
 		site := rq.site(sym)
+		// The probes' loads do not depend on each other (the scan's
+		// addresses come from the CPU number): an out-of-order core
+		// overlaps their misses.
+		was := rq.log.SetIndependent(true)
 		rq.log.Record(rq.now, o.currLine, hwmodel.Read, site)
 		o.lock.NrRunning(rq.log, rq.now, site)
 		o.wake.Pending(rq.log, rq.now, site)
+		rq.log.SetIndependent(was)
 	}
 	return rq.snapCPU(cpu).idle
 }
