@@ -571,8 +571,8 @@ func (e *lbEnv) outBalanced() {
 func (s *Sim) doPull(op *remoteOp) {
 	r := op.pull
 	src, dst := s.cpus[r.src], s.cpus[r.dst]
-	src.advance(s.epochEnd)
-	dst.advance(s.epochEnd)
+	src.catchUp(s.epochEnd)
+	dst.catchUp(s.epochEnd)
 	actor := s.cpus[op.from]
 	moved := 0
 	hot := 0
@@ -738,7 +738,7 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 		return
 	}
 	sd.Stats.ALBCount++
-	src.advance(s.epochEnd)
+	src.catchUp(s.epochEnd)
 	src.enterKernel()
 	src.lockRQ(SymLoadBalance)
 	src.updateRQClock()
@@ -756,7 +756,7 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	// idle dst has no other event to notice need_resched by). dst's
 	// clock is brought to the barrier first (an idle CPU's stands at its
 	// last event), and its new nr_running is published.
-	dst.advance(s.epochEnd)
+	dst.catchUp(s.epochEnd)
 	dst.proxy = src.cpu
 	s.moveQueuedTask(p, dst.cpu)
 	dst.proxy = -1

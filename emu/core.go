@@ -37,6 +37,7 @@ type RQ struct {
 	nrRunning   int      // rq->nr_running
 	needResched bool     // TIF_NEED_RESCHED of curr
 	mode        cpuMode
+	smtYield    int64 // Lat.SMTYield per mille (1000: no SMT sharing)
 
 	events    eventQueue
 	tickArmed bool
@@ -153,10 +154,56 @@ func (rq *RQ) advance(t int64) {
 	rq.now = t
 }
 
-// spend runs ns of kernel work charged to sym.
+// catchUp brings the clock to virtual time t, a barrier, as far as the CPU
+// has physically got there: an idle CPU idles to t (the gap absorbing its
+// unpaid stall); a busy one's work runs later by its unpaid stall, so it
+// reaches t - debt of its own timeline; one the weave is behind on stays
+// where it is (its clock is already ahead of where it physically is).
+func (rq *RQ) catchUp(t int64) {
+	switch {
+	case rq.weaveBehind:
+	case rq.mode == modeIdle:
+		rq.payDebt(t - rq.now)
+		rq.advance(t)
+	default:
+		rq.advance(t - rq.debt)
+	}
+}
+
+// spend runs ns of kernel work charged to sym, slower while an SMT
+// sibling is busy.
 func (rq *RQ) spend(sym Symbol, ns int64) {
+	if r := rq.smtRate(); r < 1000 {
+		ns = ns * 1000 / r
+	}
 	rq.now += ns
 	rq.profile[sym] += ns
+}
+
+// smtRate is this CPU's speed, per mille of its speed alone: the preset's
+// SMT yield while a sibling thread of its core is busy (as published at
+// the last barrier), else 1000. The siblings share the core's execution
+// resources; cache misses (the weave's stalls) are not slowed.
+func (rq *RQ) smtRate() int64 {
+	if rq.smtYield >= 1000 {
+		return 1000
+	}
+	for _, c := range rq.m.SMTSiblings(rq.cpu) {
+		if c != rq.cpu && !rq.sim.snap[c].idle {
+			return rq.smtYield
+		}
+	}
+	return 1000
+}
+
+// startSegment runs curr's compute from now at the CPU's current speed.
+func (rq *RQ) startSegment(t *Task) {
+	t.inUser = true
+	t.segStart = rq.now
+	t.segRate = rq.smtRate()
+	t.segGen++
+	rq.pushRunEnd(t)
+	rq.mode = modeUser
 }
 
 // cost runs a kernel operation at its preset base cost (nothing while
@@ -348,7 +395,7 @@ func (rq *RQ) stale(e *event) bool {
 // its remaining compute.
 func (rq *RQ) enterKernel() {
 	if t := rq.curr; t != nil && t.inUser {
-		t.remaining -= rq.now - t.segStart
+		t.remaining -= (rq.now - t.segStart) * t.segRate / 1000
 		if t.remaining < 0 {
 			t.remaining = 0
 		}
@@ -424,11 +471,7 @@ func (rq *RQ) resume() {
 		}
 		rq.armTick()
 		if t.remaining > 0 {
-			t.inUser = true
-			t.segStart = rq.now
-			t.segGen++
-			rq.pushRunEnd(t)
-			rq.mode = modeUser
+			rq.startSegment(t)
 			return
 		}
 		rq.doAction(t)
@@ -445,11 +488,7 @@ func (rq *RQ) resumeSilent() {
 		return
 	}
 	if t.remaining > 0 {
-		t.inUser = true
-		t.segStart = rq.now
-		t.segGen++
-		rq.pushRunEnd(t)
-		rq.mode = modeUser
+		rq.startSegment(t)
 		return
 	}
 	// curr was between actions (cannot happen at an event: a task is

@@ -72,13 +72,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		}
 	}
 	for _, rq := range s.cpus {
-		if rq.weaveBehind {
-			continue // its clock is ahead of where it physically is
-		}
-		if rq.mode == modeIdle {
-			rq.payDebt(until - rq.now) // the idle time absorbs the stall
-		}
-		rq.advance(until)
+		rq.catchUp(until)
 	}
 	s.now = until
 	return stopped

@@ -90,7 +90,7 @@ func (rq *RQ) pushRunEnd(t *Task) {
 		rq.compactEvents()
 		q.compactAt = 2 * len(q.h)
 	}
-	q.push(event{t: rq.now + t.remaining, kind: evRunEnd, task: t, gen: t.segGen})
+	q.push(event{t: rq.now + (t.remaining*1000+t.segRate-1)/t.segRate, kind: evRunEnd, task: t, gen: t.segGen})
 }
 
 // compactEvents removes the stale events (superseded run-ends, cancelled

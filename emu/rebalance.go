@@ -158,7 +158,7 @@ func (rq *RQ) nohzBalancerKick() {
 // ILB CPU: rebalance every tickless idle CPU whose balance is due, on its
 // behalf.
 func (s *Sim) nohzIdleBalance(ilb *RQ) {
-	ilb.advance(s.epochEnd)
+	ilb.catchUp(s.epochEnd)
 	ilb.inBarrier = true
 	ilb.addDebt(SymIPIHandler, s.m.Cost(hwmodel.OpIPIRecv))
 	next := int64(-1)
@@ -166,7 +166,7 @@ func (s *Sim) nohzIdleBalance(ilb *RQ) {
 		if rq.curr != nil || rq.nrRunning > 0 {
 			continue
 		}
-		rq.advance(s.epochEnd)
+		rq.catchUp(s.epochEnd)
 		if rq.jiffies() >= rq.nextBalance {
 			ilb.updateBlockedAveragesFor(rq)
 			ilb.rebalanceDomains(rq.cpu, cpuIdle)

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/rqemu/rqemu/contention"
@@ -144,12 +145,13 @@ func New(cfg Config) (*Sim, error) {
 		home := m.CPUs[cpu].Node
 		rq := &RQ{
 			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, proxy: -1, sisRecent: -1,
-			avgIdle: 2 * s.tun.MigrationCost,
-			log:     s.space.NewLog(cpu),
-			lock:    contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
-			wake:    contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
-			uclamp:  contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
-			profile: make([]int64, len(s.syms.names)),
+			smtYield: int64(math.Round(m.Lat.SMTYield * 1000)),
+			avgIdle:  2 * s.tun.MigrationCost,
+			log:      s.space.NewLog(cpu),
+			lock:     contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
+			wake:     contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
+			uclamp:   contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
+			profile:  make([]int64, len(s.syms.names)),
 		}
 		rq.cfs = newCfsRq(rq, s.root, s.tun)
 		rq.currLine = s.space.NewLine("rq"+itoa(cpu)+".curr", home)

@@ -70,6 +70,9 @@ type Task struct {
 	// the run segment in progress while the task is in user mode.
 	remaining int64
 	segStart  int64
+	// segRate is the speed of the current user segment, per mille of the
+	// CPU's speed alone (SMT sharing, RQ.smtRate).
+	segRate int64
 	segGen    uint64
 	inUser    bool
 	// waitingOn is the semaphore the task sleeps on (nil: a timed sleep,

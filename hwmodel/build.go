@@ -455,6 +455,17 @@ func (m *Machine) buildLatency(l *LatencySpec) error {
 	if m.Lat.Window, err = checkSourced("latency_ns.ooo_window", l.OOOWindow, false); err != nil {
 		return err
 	}
+	m.Lat.SMTYield = 1
+	if l.SMTYield != nil {
+		v, err := checkSourced("latency_ns.smt_yield", l.SMTYield, false)
+		if err != nil {
+			return err
+		}
+		if v > 1 {
+			return specErr("latency_ns.smt_yield.value", "must be a fraction in (0, 1], got %v", v)
+		}
+		m.Lat.SMTYield = v
+	}
 	return nil
 }
 

@@ -16,6 +16,9 @@ type Latencies struct {
 	// MLP 1 and Window 0: every access blocks.
 	MLP    int
 	Window float64
+	// SMTYield is a hardware thread's speed while its SMT sibling is
+	// busy, as a fraction of its speed alone (1: no sharing).
+	SMTYield float64
 }
 
 // KernelOp names a kernel operation whose base cost a preset gives.

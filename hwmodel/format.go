@@ -163,6 +163,9 @@ func (m *Machine) WriteTopo(w io.Writer) error {
 		p(", %.1f ns remote", m.Lat.MemRemote)
 	}
 	p("; uncontended RMW %.1f ns; burst %d RMWs per ownership\n", m.Lat.RMWLocal, m.Lat.Burst)
+	if m.Lat.SMTYield < 1 {
+		p("  SMT: a thread runs at %.2f of its speed while its sibling is busy\n", m.Lat.SMTYield)
+	}
 	if m.Lat.MLP > 1 {
 		p("  independent loads: %d misses in flight, %.0f ns out-of-order window\n", m.Lat.MLP, m.Lat.Window)
 	}

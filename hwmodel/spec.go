@@ -119,6 +119,10 @@ type LatencySpec struct {
 	// misses. Both optional: without them every access blocks (MLP 1).
 	MLP       *Sourced `yaml:"mlp,omitempty" json:"mlp,omitempty"`
 	OOOWindow *Sourced `yaml:"ooo_window,omitempty" json:"ooo_window,omitempty"`
+	// SMTYield is a hardware thread's speed while its SMT sibling runs,
+	// as a fraction of its speed alone (the two share the core's
+	// execution resources). Optional: without it, 1.
+	SMTYield *Sourced `yaml:"smt_yield,omitempty" json:"smt_yield,omitempty"`
 }
 
 // CostSpec holds base costs of kernel operations in cycles, exclusive of
