@@ -73,8 +73,8 @@ type Task struct {
 	// segRate is the speed of the current user segment, per mille of the
 	// CPU's speed alone (SMT sharing, RQ.smtRate).
 	segRate int64
-	segGen    uint64
-	inUser    bool
+	segGen  uint64
+	inUser  bool
 	// waitingOn is the semaphore the task sleeps on (nil: a timed sleep,
 	// or not sleeping); stamp is the stamp of the signal it consumed
 	// last; sem is its own semaphore, what Block and Wake use.
