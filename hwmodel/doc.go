@@ -34,14 +34,18 @@
 // on another socket than the requester pays HomeRemote on top: the
 // directory lookup crosses the link, which is why the same atomic costs
 // twice as much on the node remote to the task group's allocation
-// (hardware.md C2). Replay is the weave engine built on Access: it replays
-// every CPU's timestamped access stream through the lines as a
+// (hardware.md C2). Replayer is the weave engine built on Access: it
+// replays every CPU's timestamped access stream through the lines as a
 // discrete-event simulation, so RMWs on one line serialize, locks are
 // handed over first come first served, and a core that holds a contended
 // line retires up to Burst RMWs before the line moves on. That last rule is
 // why N writers on one line sustain far more than one RMW per transfer
 // latency (hardware.md C2: 193 Mops/s for two writers on a 27 ns
 // transfer); a model priced at one transfer per RMW overestimates five-fold.
+// Independent loads (a scan over other CPUs' runqueues) overlap: a core
+// keeps up to MLP misses in flight and runs OOOWindow ns past the oldest
+// before it stalls. The Replayer advances in calls, one per epoch, and
+// keeps the machine's queues between them (Advance).
 //
 // Rejected: a pairwise latency matrix alone (it cannot express the home
 // node, serialization or the burst), and a full MESIF/MOESI protocol
