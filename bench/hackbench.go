@@ -333,7 +333,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	batch := wakeBatch(w.pipe, w.datasize, credit)
 	cp := copyNS(w.m, w.datasize)
 	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
-	order := spreadOrder(w.m)
+	order := spreadOrder(s)
 	name := "sched-msg"
 	if w.hackbench {
 		name = "hackbench"

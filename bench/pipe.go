@@ -96,7 +96,7 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 			return emu.Wait(rd).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
 		})
 		t, err := s.NewTask(emu.TaskSpec{
-			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(w.m, i), Group: g,
+			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(s, i), Group: g,
 			Prog: prog, Sems: []*emu.Sem{rd},
 		})
 		if err != nil {

@@ -1584,7 +1584,7 @@ func (w *rtApp) Setup(s *emu.Sim) error {
 	for i, name := range cfg.conds {
 		sh.condReq[i] = emu.NewSem("rtapp-cond:"+name, 0)
 	}
-	order := spreadOrder(w.m)
+	order := spreadOrder(s)
 	for _, th := range w.threads {
 		g, err := groupFor(th.task.taskgroup)
 		if err != nil {
@@ -1619,7 +1619,7 @@ func (w *rtApp) Setup(s *emu.Sim) error {
 	w.nMgr = 0
 	addMgr := func(comm string, mg *rtManager) error {
 		_, err := s.NewTask(emu.TaskSpec{
-			Comm: comm, CPU: Spread(w.m, len(w.threads)+w.nMgr), Group: base,
+			Comm: comm, CPU: Spread(s, len(w.threads)+w.nMgr), Group: base,
 			Prog: emu.ProgramFunc(mg.next), Sems: []*emu.Sem{mg.req},
 		})
 		w.nMgr++

@@ -51,11 +51,18 @@ type Result struct {
 // length does not cure (a deadlock); Failure is read after the run.
 type Failer interface{ Failure() error }
 
+// StartJitter is how far apart, at most, a workload's tasks start: the real
+// tools create their threads one after another (a clone() and its first
+// scheduling take ~10 µs [E]), so which task runs first, and the phase of
+// each, varies from run to run; the seed draws it (emu.Config.StartJitter).
+const StartJitter = 10_000
+
 // Execute builds the machine, sets the workload up on it and runs it.
 func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	s, err := emu.New(emu.Config{
 		Machine: cfg.Machine, Features: cfg.Features, Seed: cfg.Seed, Epoch: cfg.Epoch,
 		Check: cfg.Check, Driver: cfg.Driver, Workers: cfg.Workers, Pin: cfg.Pin,
+		StartJitter: StartJitter,
 	})
 	if err != nil {
 		return nil, err

@@ -226,7 +226,7 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 		w.cli[i].hist = NewHist()
 		req := emu.NewSem(fmt.Sprintf("postgres%d.sock", i), 0)
 		reply := emu.NewSem(fmt.Sprintf("sysbench%d.sock", i), 0)
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "sysbench", CPU: Spread(w.m, 2*i), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "sysbench", CPU: Spread(s, 2*i), Group: g,
 			Prog: w.client(i, req, reply), Sems: []*emu.Sem{reply}}); err != nil {
 			return err
 		}
@@ -234,13 +234,13 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 		if w.commitLock {
 			sems = append(sems, grants[i])
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(w.m, 2*i+1), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*i+1), Group: g,
 			Prog: w.backend(i, req, reply, lockReq, grants[i]), Sems: sems}); err != nil {
 			return err
 		}
 	}
 	if w.commitLock {
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(w.m, 2*w.n), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*w.n), Group: g,
 			Prog: w.lockTask(lockReq, grants), Sems: []*emu.Sem{lockReq}}); err != nil {
 			return err
 		}

@@ -4,8 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -127,28 +130,58 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 	return parent, nil
 }
 
-// Spread places the i-th of n tasks on a CPU, round robin over the
-// machine's CPUs in an order that fills one thread of every core first,
-// as fork balancing onto the idlest CPU roughly does (the emulator does
-// not model fork balancing: tasks start where the workload puts them).
-func Spread(m *hwmodel.Machine, i int) int {
-	order := spreadOrder(m)
+// Spread places a workload's i-th task on a CPU: round robin over the
+// machine's CPUs in an order that fills one thread of every core first, as
+// fork balancing onto the idlest CPU roughly does (the emulator does not
+// model fork balancing: tasks start where the workload puts them). Which
+// of an LLC's idle cores fork balancing picks varies from run to run on a
+// real machine, so the order of the cores inside each LLC is a
+// permutation drawn from the run's seed; the LLCs keep their share.
+func Spread(s *emu.Sim, i int) int {
+	order := spreadOrder(s)
 	return order[i%len(order)]
 }
 
-func spreadOrder(m *hwmodel.Machine) []int {
+// spreadCache keeps the last run's order (workloads place their tasks one
+// by one).
+var spreadCache struct {
+	sync.Mutex
+	s     *emu.Sim
+	order []int
+}
+
+func spreadOrder(s *emu.Sim) []int {
+	spreadCache.Lock()
+	defer spreadCache.Unlock()
+	if spreadCache.s == s {
+		return spreadCache.order
+	}
+	m := s.Machine()
+	rng := rand.New(rand.NewPCG(s.Seed(), 0x737072656164)) // "spread"
+	cores := slices.Clone(m.Cores)
+	// Permute each LLC's run of cores in place.
+	for lo := 0; lo < len(cores); {
+		hi := lo + 1
+		for hi < len(cores) && m.CPUs[cores[hi][0]].LLC == m.CPUs[cores[lo][0]].LLC {
+			hi++
+		}
+		blk := cores[lo:hi]
+		rng.Shuffle(len(blk), func(a, b int) { blk[a], blk[b] = blk[b], blk[a] })
+		lo = hi
+	}
 	var order []int
 	maxThreads := 0
-	for _, c := range m.Cores {
+	for _, c := range cores {
 		maxThreads = max(maxThreads, len(c))
 	}
 	for th := 0; th < maxThreads; th++ {
-		for _, c := range m.Cores {
+		for _, c := range cores {
 			if th < len(c) {
 				order = append(order, c[th])
 			}
 		}
 	}
+	spreadCache.s, spreadCache.order = s, order
 	return order
 }
 

@@ -97,6 +97,11 @@ func Hog() Program { return Loop(Run(10 * nsecPerMsec)) }
 
 // doAction runs curr's next action.
 func (rq *RQ) doAction(t *Task) {
+	if d := t.startDelay; d > 0 {
+		t.startDelay = 0
+		rq.sleep(t, d)
+		return
+	}
 	a := t.prog.Next(t)
 	for _, op := range a.Kernel {
 		rq.cost(op)
@@ -111,9 +116,7 @@ func (rq *RQ) doAction(t *Task) {
 		if a.NS <= 0 {
 			panic(fmt.Sprintf("emu: task %v: Sleep(%d): duration must be positive", t, a.NS))
 		}
-		t.timer = &sleepTimer{task: t}
-		rq.events.push(event{t: rq.now + a.NS, kind: evTimer, tm: t.timer})
-		rq.schedule(true)
+		rq.sleep(t, a.NS)
 	case ActWait:
 		sem := a.Sem
 		if sem == nil {
@@ -170,4 +173,11 @@ func (rq *RQ) exitTask(t *Task) {
 	t.setState(TaskDead)
 	rq.exited++
 	rq.schedule(false)
+}
+
+// sleep puts curr to sleep for ns on an hrtimer.
+func (rq *RQ) sleep(t *Task, ns int64) {
+	t.timer = &sleepTimer{task: t}
+	rq.events.push(event{t: rq.now + ns, kind: evTimer, tm: t.timer})
+	rq.schedule(true)
 }

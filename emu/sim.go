@@ -32,6 +32,11 @@ type Config struct {
 	Workers int
 	// Pin pins the parallel driver's goroutines to host CPUs.
 	Pin bool
+	// StartJitter > 0 delays each new task's first action by a
+	// seed-random time in [0, StartJitter) ns (it sleeps first): a real
+	// tool creates its tasks one after another, so the order and phase in
+	// which they start vary from run to run. 0: every task starts at once.
+	StartJitter int64
 }
 
 // Sim is an emulated machine: its runqueues, task groups and tasks, the
@@ -188,6 +193,9 @@ func (s *Sim) Lookahead() int64 {
 	return max(1, min(s.m.Cost(hwmodel.OpIPIDeliver), s.m.Cost(hwmodel.OpIdleExit)))
 }
 
+// Seed is the run's seed (Config.Seed).
+func (s *Sim) Seed() uint64 { return s.cfg.Seed }
+
 // Machine is the emulated machine.
 func (s *Sim) Machine() *hwmodel.Machine { return s.m }
 
@@ -255,6 +263,10 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 		lastQueued:    -1,
 		recentUsedCPU: spec.CPU,
 		sim:           s,
+	}
+	if s.cfg.StartJitter > 0 {
+		j := rand.New(rand.NewPCG(s.cfg.Seed^0x7374617274, uint64(pid))) // "start"
+		t.startDelay = j.Int64N(s.cfg.StartJitter)
 	}
 	t.sem = &Sem{Name: spec.Comm + ".wait", owner: t}
 	for _, sem := range spec.Sems {

@@ -70,6 +70,8 @@ type Task struct {
 	// the run segment in progress while the task is in user mode.
 	remaining int64
 	segStart  int64
+	// startDelay is the sleep before the first action (Config.StartJitter).
+	startDelay int64
 	// segRate is the speed of the current user segment, per mille of the
 	// CPU's speed alone (SMT sharing, RQ.smtRate).
 	segRate int64
