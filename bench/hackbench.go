@@ -61,8 +61,9 @@ import (
 //     (receivers then senders, group by group, as the tools fork them):
 //     the ready/wake barrier (ready(): every child polls wakefd until the
 //     parent's single write) is not modeled, nor the parent.
-//   - Processes and threads (-P/-T, -t) behave the same (the mm switch of
-//     process mode is not charged), as in pipe.go; only the output differs.
+//   - Processes (-P, the default) each have their own mm, threads (-T, -t)
+//     share the tool's: a switch between two processes pays switch_mm
+//     (taskMM).
 //   - A message is one read() and one write(): a stream socket may return
 //     a short read that the tool completes with a second read() (the
 //     `goto again` loops); the model never splits a message.
@@ -396,6 +397,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
 				Comm: name + "-recv", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: []*emu.Sem{ch},
+				MM: taskMM(w.threaded, k),
 			}); err != nil {
 				return err
 			}
@@ -449,6 +451,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
 				Comm: name + "-send", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: mine,
+				MM: taskMM(w.threaded, k),
 			}); err != nil {
 				return err
 			}

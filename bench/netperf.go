@@ -370,10 +370,10 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 			cli, srv = w.streamSender(i, data, space), w.streamReceiver(i, data, space)
 			cliSems, srvSems = []*emu.Sem{space}, []*emu.Sem{data}
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: Spread(s, 2*i), Group: g, Prog: cli, Sems: cliSems}); err != nil {
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: Spread(s, 2*i), Group: g, Prog: cli, Sems: cliSems, MM: taskMM(false, 2*i)}); err != nil {
 			return err
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "netserver", CPU: Spread(s, 2*i+1), Group: g, Prog: srv, Sems: srvSems}); err != nil {
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netserver", CPU: Spread(s, 2*i+1), Group: g, Prog: srv, Sems: srvSems, MM: taskMM(false, 2*i+1)}); err != nil {
 			return err
 		}
 	}

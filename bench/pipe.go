@@ -97,7 +97,7 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 		})
 		t, err := s.NewTask(emu.TaskSpec{
 			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(s, i), Group: g,
-			Prog: prog, Sems: []*emu.Sem{rd},
+			Prog: prog, Sems: []*emu.Sem{rd}, MM: taskMM(w.threaded, i),
 		})
 		if err != nil {
 			return err

@@ -227,7 +227,7 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 		req := emu.NewSem(fmt.Sprintf("postgres%d.sock", i), 0)
 		reply := emu.NewSem(fmt.Sprintf("sysbench%d.sock", i), 0)
 		if _, err := s.NewTask(emu.TaskSpec{Comm: "sysbench", CPU: Spread(s, 2*i), Group: g,
-			Prog: w.client(i, req, reply), Sems: []*emu.Sem{reply}}); err != nil {
+			Prog: w.client(i, req, reply), Sems: []*emu.Sem{reply}, MM: taskMM(true, i)}); err != nil {
 			return err
 		}
 		sems := []*emu.Sem{req}
@@ -235,13 +235,13 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 			sems = append(sems, grants[i])
 		}
 		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*i+1), Group: g,
-			Prog: w.backend(i, req, reply, lockReq, grants[i]), Sems: sems}); err != nil {
+			Prog: w.backend(i, req, reply, lockReq, grants[i]), Sems: sems, MM: taskMM(false, i)}); err != nil {
 			return err
 		}
 	}
 	if w.commitLock {
 		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*w.n), Group: g,
-			Prog: w.lockTask(lockReq, grants), Sems: []*emu.Sem{lockReq}}); err != nil {
+			Prog: w.lockTask(lockReq, grants), Sems: []*emu.Sem{lockReq}, MM: taskMM(false, w.n)}); err != nil {
 			return err
 		}
 	}

@@ -244,3 +244,14 @@ type FileWriter interface {
 	Files() []OutputFile
 	WriteFiles(stdout io.Writer, s *emu.Sim, info RunInfo) error
 }
+
+// taskMM is the address space of a tool's i-th task (emu.TaskSpec.MM):
+// threads share the tool's one mm, processes each have their own (a
+// switch between two of them pays switch_mm, as in the real tools' process
+// modes: hackbench -P, perf bench sched pipe without -T).
+func taskMM(threads bool, i int) int {
+	if threads {
+		return 1
+	}
+	return 2 + i
+}

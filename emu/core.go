@@ -38,6 +38,7 @@ type RQ struct {
 	needResched bool     // TIF_NEED_RESCHED of curr
 	mode        cpuMode
 	smtYield    int64 // Lat.SMTYield per mille (1000: no SMT sharing)
+	loadedMM    int   // the mm the CPU has loaded (rq->prev_mm / active_mm), 0: none yet
 
 	events    eventQueue
 	tickArmed bool
@@ -551,6 +552,7 @@ func (rq *RQ) schedule(block bool) {
 			rq.Stats.SchedGoidle++
 		}
 		rq.traceSwitch(prev, next)
+		rq.switchMM(next)
 		rq.curr = next
 		rq.log.Record(rq.now, rq.currLine, hwmodel.Write, rq.site(SymSchedule))
 		if prev != nil {
@@ -563,6 +565,21 @@ func (rq *RQ) schedule(block bool) {
 		}
 	}
 	rq.unlockRQ(SymSchedule)
+}
+
+// switchMM is the mm half of core.c: context_switch() (v6.6): idle
+// borrows the previous task's mm (enter_lazy_tlb()), and
+// switch_mm_irqs_off() does nothing when the next task's mm is the one the
+// CPU has loaded (threads of one process); a switch to another process's
+// mm pays the CR3/TTBR0 write and the refill after it.
+func (rq *RQ) switchMM(next *Task) {
+	if next == nil || next.mm == 0 || next.mm == rq.loadedMM {
+		return
+	}
+	if rq.loadedMM != 0 {
+		rq.cost(hwmodel.OpSwitchMM)
+	}
+	rq.loadedMM = next.mm
 }
 
 // pickNextTask is core.c: __pick_next_task() with only the fair and idle

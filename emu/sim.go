@@ -237,6 +237,11 @@ type TaskSpec struct {
 	// (sched_setattr() with SCHED_FLAG_UTIL_CLAMP); it turns the uclamp
 	// static key on.
 	Clamp *[2]uint32
+	// MM names the task's address space: tasks with the same MM are
+	// threads of one process; a switch to a task of another MM pays
+	// context_switch()'s switch_mm (hwmodel.OpSwitchMM). 0: no mm is
+	// modeled for the task (it never pays it).
+	MM int
 }
 
 // NewTask creates a task and wakes it on its CPU at that CPU's current
@@ -257,7 +262,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	}
 	pid := len(s.tasks) + 1000
 	t := &Task{
-		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog,
+		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog, mm: spec.MM,
 		sym:           s.userSymbol(spec.Comm),
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,

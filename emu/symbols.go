@@ -47,6 +47,7 @@ const (
 	SymPipeRead
 	SymSockSend
 	SymSockRecv
+	SymSwitchMM
 	numKernelSymbols
 )
 
@@ -82,6 +83,7 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymPipeRead:              "pipe_read",
 	SymSockSend:              "udp_sendmsg",
 	SymSockRecv:              "udp_recvmsg",
+	SymSwitchMM:              "switch_mm_irqs_off",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
@@ -109,6 +111,7 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 	hwmodel.OpPipeRead:      SymPipeRead,
 	hwmodel.OpSockSend:      SymSockSend,
 	hwmodel.OpSockRecv:      SymSockRecv,
+	hwmodel.OpSwitchMM:      SymSwitchMM,
 }
 
 // The names perf shows differ from the identities above by kernel
@@ -131,6 +134,7 @@ var arm64Names = map[Symbol]string{
 	SymSyscall:    "el0_svc",
 	SymSendIPI:    "gic_ipi_send_mask",
 	SymIPIHandler: "do_handle_IPI",
+	SymSwitchMM:   "__switch_mm", // arch/arm64/mm/context.c: check_and_switch_context() via switch_mm()
 }
 
 // sockNames are the socket layer's send and receive functions per family

@@ -70,6 +70,8 @@ type Task struct {
 	// the run segment in progress while the task is in user mode.
 	remaining int64
 	segStart  int64
+	// mm is TaskSpec.MM (0: none modeled).
+	mm int
 	// startDelay is the sleep before the first action (Config.StartJitter).
 	startDelay int64
 	// segRate is the speed of the current user segment, per mille of the

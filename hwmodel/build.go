@@ -471,7 +471,7 @@ func (m *Machine) buildLatency(l *LatencySpec) error {
 
 func (m *Machine) buildCosts(c *CostSpec) error {
 	for op := KernelOp(0); op < NumKernelOps; op++ {
-		v, err := checkSourced("costs_cycles."+kernelOps[op].name, *kernelOps[op].field(c), true)
+		v, err := checkSourced("costs_cycles."+kernelOps[op].name, *kernelOps[op].field(c), !optionalOps[op])
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ const (
 	OpSockSend
 	OpSockRecv
 	OpUclamp
+	OpSwitchMM
 	NumKernelOps
 )
 
@@ -82,7 +83,12 @@ var kernelOps = [NumKernelOps]struct {
 	OpSockSend:      {"sock_send", func(c *CostSpec) **Sourced { return &c.SockSend }},
 	OpSockRecv:      {"sock_recv", func(c *CostSpec) **Sourced { return &c.SockRecv }},
 	OpUclamp:        {"uclamp", func(c *CostSpec) **Sourced { return &c.Uclamp }},
+	OpSwitchMM:      {"switch_mm", func(c *CostSpec) **Sourced { return &c.SwitchMM }},
 }
+
+// optionalOps may be left out of a spec (cost 0): added after the first
+// spec files, which must keep working.
+var optionalOps = [NumKernelOps]bool{OpSwitchMM: true}
 
 func (op KernelOp) String() string {
 	if op < NumKernelOps {

@@ -117,6 +117,9 @@ func hostDefaults(s *Spec, m *Machine) error {
 	for op := KernelOp(0); op < NumKernelOps; op++ {
 		v := *kernelOps[op].field(&p.Costs)
 		if v == nil {
+			if optionalOps[op] {
+				continue
+			}
 			return fmt.Errorf("preset %s: costs_cycles.%s missing", name, op)
 		}
 		*kernelOps[op].field(&costs) = from(v)

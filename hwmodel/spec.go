@@ -153,6 +153,11 @@ type CostSpec struct {
 	SockSend      *Sourced `yaml:"sock_send" json:"sock_send"`               // UDP/unix send path without the wakeup
 	SockRecv      *Sourced `yaml:"sock_recv" json:"sock_recv"`               // UDP/unix receive path
 	Uclamp        *Sourced `yaml:"uclamp" json:"uclamp"`                     // uclamp_rq_inc() or uclamp_rq_dec() for both clamp ids, local part
+	// SwitchMM is context_switch()'s switch_mm_irqs_off() to another
+	// process's address space (CR3 / TTBR0 write and the TLB and cache
+	// refill it causes); threads of one process and idle (lazy TLB) do
+	// not pay it. Optional: 0 when left out.
+	SwitchMM *Sourced `yaml:"switch_mm,omitempty" json:"switch_mm,omitempty"`
 }
 
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents
