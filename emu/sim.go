@@ -372,16 +372,28 @@ func (s *Sim) barrier() {
 	s.Epochs++
 	s.deliver()
 	res := s.space.WeaveUntil(s.logs, s.epochEnd)
+	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
 	for _, rq := range s.cpus {
 		rq.weaveBehind = s.space.Behind(rq.cpu)
 		st := res.StallNS[rq.cpu]
+		lo := k
+		for k < len(res.Sites) && res.Sites[k].CPU == rq.cpu {
+			k++
+		}
+		sites := res.Sites[lo:k]
 		if rq.newidleSD != nil {
 			// update_newidle_cost() measures the balance with
 			// sched_clock(): its cache misses count, and a miss still
 			// queued at a barrier is paid later. Add the stall of the
 			// newidle reads, whenever reported, to the last domain
 			// walked (the largest, which dominates).
-			if stall := res.SiteNS(rq.cpu, s.newidleSite); stall > 0 {
+			var stall float64
+			for _, c := range sites {
+				if c.Site == s.newidleSite {
+					stall = c.NS
+				}
+			}
+			if stall > 0 {
 				rq.newidleCost += int64(stall)
 				rq.newidleSD.updateNewidleCost(rq.newidleCost, s.epochEnd)
 			}
@@ -392,7 +404,6 @@ func (s *Sim) barrier() {
 		// The whole ns split over the sites, the last taking the
 		// rounding, so that the charges sum to the debt.
 		rq.debt += st
-		sites := res.CPUSites(rq.cpu)
 		left := st
 		for i, c := range sites {
 			ns := min(int64(c.NS), left)

@@ -303,6 +303,7 @@ func (m *Machine) buildTopology(cpus []CPUSpec) error {
 			return specErr("cpus", "NUMA node %d has no CPUs (node ids must be 0..%d without gaps)", node, maxNode)
 		}
 	}
+	m.initTables()
 	return nil
 }
 

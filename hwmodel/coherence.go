@@ -124,6 +124,13 @@ func (m *Machine) homeIsRemote(cpu, home int) bool {
 	if home < 0 || home >= len(m.Nodes) {
 		return false
 	}
+	if t := m.tables(); t != nil {
+		return t.homeRemote[cpu*t.nodes+home]
+	}
+	return m.homeIsRemoteSlow(cpu, home)
+}
+
+func (m *Machine) homeIsRemoteSlow(cpu, home int) bool {
 	return m.CPUs[m.Nodes[home][0]].Package != m.CPUs[cpu].Package
 }
 
@@ -158,11 +165,15 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 		if l.nshare > 0 {
 			// Clean forward from the nearest sharer.
 			best, from := -1.0, -1
-			l.forEachSharer(func(s int) {
-				if ns := m.TransferNS(cpu, s, l.Home); best < 0 || ns < best {
-					best, from = ns, s
-				}
-			})
+			if t := m.tables(); t != nil {
+				best, from, _ = m.sharerByClass(t, l, cpu, false)
+			} else {
+				l.forEachSharer(func(s int) {
+					if ns := m.TransferNS(cpu, s, l.Home); best < 0 || ns < best {
+						best, from = ns, s
+					}
+				})
+			}
 			l.addSharer(cpu)
 			return AccessCost{NS: best, Kind: Transfer, Class: m.Class(cpu, from), FromSharer: true}
 		}
@@ -183,15 +194,25 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 			// Invalidate every other copy; the acks come back in
 			// parallel, so the farthest sharer sets the latency.
 			c.Kind = Invalidate
-			l.forEachSharer(func(s int) {
-				if s == cpu {
-					return
+			if t := m.tables(); t != nil {
+				c.Invalidated = l.nshare
+				if l.isSharer(cpu) {
+					c.Invalidated--
 				}
-				c.Invalidated++
-				if ns := m.TransferNS(cpu, s, l.Home); ns > c.NS {
-					c.NS, c.Class = ns, m.Class(cpu, s)
+				if ns, from, ok := m.sharerByClass(t, l, cpu, true); ok {
+					c.NS, c.Class = ns, m.Class(cpu, from)
 				}
-			})
+			} else {
+				l.forEachSharer(func(s int) {
+					if s == cpu {
+						return
+					}
+					c.Invalidated++
+					if ns := m.TransferNS(cpu, s, l.Home); ns > c.NS {
+						c.NS, c.Class = ns, m.Class(cpu, s)
+					}
+				})
+			}
 		default:
 			c = AccessCost{NS: m.memNS(cpu, l.Home), Kind: Fill}
 		}

@@ -36,6 +36,10 @@ type Machine struct {
 	// Spec is the normalised spec the machine was built from (explicit
 	// per-CPU form), for printing and -json.
 	Spec *Spec
+
+	// topo builds the coherence model's topology lookups once
+	// (coherence_tables.go); nil for a Machine not built by Build.
+	topo func() *topoTables
 }
 
 // CPU is one logical CPU's place in the topology. All fields index the
