@@ -113,7 +113,8 @@ func (b *RQ) lbView(c int) cpuSnap {
 func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
 	sgs := &sgStats{cpus: cpus, groupWeight: len(cpus)}
 	m := e.b.m
-	cores := map[int]bool{}
+	cores := &e.b.lbCores // by each core's first CPU
+	cores.reset(len(m.CPUs))
 	for _, c := range cpus {
 		v := e.b.lbView(c)
 		sgs.groupLoad += v.load
@@ -124,10 +125,12 @@ func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
 		if v.idle {
 			sgs.idleCPUs++
 		}
-		cores[m.CPUs[c].Core] = true
+		if first := m.Cores[m.CPUs[c].Core][0]; !cores.has(first) {
+			cores.add(first)
+			sgs.cores++
+		}
 	}
-	sgs.cores = len(cores)
-	sgs.smt = len(cpus) > 1 && len(cores) == 1
+	sgs.smt = len(cpus) > 1 && sgs.cores == 1
 	sgs.groupCapacity = schedCapacityScale * uint64(len(cpus))
 	// Check for loaded SMT group to be balanced to dst CPU.
 	if !local && e.idle != cpuNotIdle && sgs.smt && sgs.sumHNrRunning > 1 {
@@ -485,9 +488,10 @@ func (e *lbEnv) shouldWeBalance() bool {
 		}
 	}
 	idleSMT := -1
-	skip := map[int]bool{}
+	skip := &b.lbSkip
+	skip.reset(len(b.m.CPUs))
 	for _, c := range local {
-		if skip[c] || !b.snapCPU(c).idle {
+		if skip.has(c) || !b.snapCPU(c).idle {
 			continue
 		}
 		// Don't balance to idle SMT in busy core right away when
@@ -497,7 +501,7 @@ func (e *lbEnv) shouldWeBalance() bool {
 				idleSMT = c
 			}
 			for _, s := range b.m.SMTSiblings(c) {
-				skip[s] = true
+				skip.add(s)
 			}
 			continue
 		}

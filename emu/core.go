@@ -40,6 +40,9 @@ type RQ struct {
 	smtYield    int64 // Lat.SMTYield per mille (1000: no SMT sharing)
 	loadedMM    int   // the mm the CPU has loaded (rq->prev_mm / active_mm), 0: none yet
 
+	// Scratch sets of the balancing and wakeup scans (owned by the CPU).
+	lbCores, lbSkip, sisSkip cpuSet
+
 	events    eventQueue
 	tickArmed bool
 	handled   int64 // events handled (stale ones excluded)
@@ -117,6 +120,26 @@ type RQ struct {
 	currLine contention.LineID // the line of rq->curr, read by idle_cpu()
 	avgLine  contention.LineID // rq->cfs.avg, read by cpu_load() and load balancing
 }
+
+// cpuSet is a set of CPUs that empties in O(1) (reset): scratch of one
+// RQ's scans, which would otherwise allocate a map per call.
+type cpuSet struct {
+	stamp uint32
+	mark  []uint32
+}
+
+func (s *cpuSet) reset(n int) {
+	if len(s.mark) < n {
+		s.mark = make([]uint32, n)
+	}
+	s.stamp++
+	if s.stamp == 0 { // wrapped: clear the old marks
+		clear(s.mark)
+		s.stamp = 1
+	}
+}
+func (s *cpuSet) add(c int)      { s.mark[c] = s.stamp }
+func (s *cpuSet) has(c int) bool { return s.mark[c] == s.stamp }
 
 // symCharge is whole ns of debt owed to one symbol; a CPU's charges sum
 // to its debt.

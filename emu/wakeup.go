@@ -382,10 +382,11 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 			break
 		}
 	}
-	skip := map[int]bool{}
+	skip := &rq.sisSkip
+	skip.reset(len(rq.m.CPUs))
 	for k := 0; k < len(span); k++ {
 		c := span[(start+k)%len(span)]
-		if !p.allowedOn(c) || skip[c] {
+		if !p.allowedOn(c) || skip.has(c) {
 			continue
 		}
 		if hasIdleCore {
@@ -411,7 +412,7 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 
 // selectIdleCore is fair.c: select_idle_core(): the whole core must be
 // idle; remember an idle CPU as a fallback; skip the core's other CPUs.
-func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip map[int]bool) int {
+func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip *cpuSet) int {
 	idle := true
 	for _, c := range rq.m.SMTSiblings(core) {
 		if !rq.idleCPU(c, SymSelectIdleSibling) {
@@ -429,7 +430,7 @@ func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip map[int]bool)
 		return core
 	}
 	for _, c := range rq.m.SMTSiblings(core) {
-		skip[c] = true
+		skip.add(c)
 	}
 	return -1
 }

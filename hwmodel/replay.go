@@ -270,7 +270,7 @@ func (rp *Replayer) Pending() int {
 		if cpu.waiting && cpu.blockedOn < 0 {
 			n++ // its own request, issued and waiting
 		}
-		for _, o := range cpu.out {
+		for _, o := range cpu.out.live() {
 			if o.finish == 0 {
 				n++
 			}
@@ -349,6 +349,27 @@ type outRead struct {
 	tag    int32
 }
 
+// outQueue is a CPU's in-flight independent reads, oldest first: a FIFO
+// over one reused buffer.
+type outQueue struct {
+	buf  []outRead
+	head int
+}
+
+func (q *outQueue) len() int        { return len(q.buf) - q.head }
+func (q *outQueue) front() *outRead { return &q.buf[q.head] }
+func (q *outQueue) live() []outRead { return q.buf[q.head:] }
+func (q *outQueue) push(o outRead)  { q.compact(); q.buf = append(q.buf, o) }
+func (q *outQueue) pop()            { q.head++; q.compact() }
+func (q *outQueue) compact() {
+	if q.head == len(q.buf) {
+		q.buf, q.head = q.buf[:0], 0
+	} else if q.head > 0 && len(q.buf) == cap(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+}
+
 type replayCPU struct {
 	reqs []pend // reqs[next:] are not yet issued
 	next int
@@ -360,7 +381,7 @@ type replayCPU struct {
 	armed  bool // an evArrive for the CPU is pending at nextAt
 	// out are the Indep reads in flight, oldest first; outSeq numbers
 	// them.
-	out    []outRead
+	out    outQueue
 	outSeq int64
 	// waiting: the CPU is stalled on a request still queued at its line
 	// (its own blocking request, or the outstanding read blockedOn >= 0)
@@ -403,7 +424,7 @@ func (rp *Replayer) wake(c int, t int64) {
 // do; a pending wake-up no later than that stands.
 func (rp *Replayer) resume(c int, t int64) {
 	cpu := &rp.cpus[c]
-	if len(cpu.out) == 0 {
+	if cpu.out.len() == 0 {
 		if cpu.next >= len(cpu.reqs) {
 			return
 		}
@@ -436,14 +457,14 @@ func (rp *Replayer) act(c int, now int64) {
 	cpu.armed = false
 	w := rp.windowPS
 	for {
-		for len(cpu.out) > 0 && cpu.out[0].finish != 0 && cpu.out[0].finish <= now {
-			cpu.out = cpu.out[1:]
+		for cpu.out.len() > 0 && cpu.out.front().finish != 0 && cpu.out.front().finish <= now {
+			cpu.out.pop()
 		}
 		deadline := int64(math.MaxInt64)
-		if len(cpu.out) > 0 {
+		if cpu.out.len() > 0 {
 			// The reorder buffer fills Window ns of the CPU's own
 			// timeline after the oldest read was issued.
-			deadline = cpu.out[0].tau + w + cpu.shift
+			deadline = cpu.out.front().tau + w + cpu.shift
 			if deadline <= now {
 				rp.block(c, now)
 				return
@@ -460,7 +481,7 @@ func (rp *Replayer) act(c int, now int64) {
 			rp.wake(c, min(want, deadline))
 			return
 		}
-		if len(cpu.out) > 0 && (!p.indep || len(cpu.out) >= rp.mlp) {
+		if cpu.out.len() > 0 && (!p.indep || cpu.out.len() >= rp.mlp) {
 			rp.block(c, now)
 			return
 		}
@@ -474,7 +495,7 @@ func (rp *Replayer) act(c int, now int64) {
 		if p.indep {
 			cpu.outSeq++
 			wt.out = cpu.outSeq
-			cpu.out = append(cpu.out, outRead{id: cpu.outSeq, tau: now - cpu.shift, line: p.line, tag: p.tag})
+			cpu.out.push(outRead{id: cpu.outSeq, tau: now - cpu.shift, line: p.line, tag: p.tag})
 		} else {
 			cpu.waiting, cpu.blockedOn = true, -1
 			cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, p.tag, p.line
@@ -490,10 +511,10 @@ func (rp *Replayer) act(c int, now int64) {
 // block stalls CPU c at now on its oldest outstanding read.
 func (rp *Replayer) block(c int, now int64) {
 	cpu := &rp.cpus[c]
-	o := cpu.out[0]
+	o := *cpu.out.front()
 	if o.finish != 0 {
 		// Its data is on the way: the wait is known.
-		cpu.out = cpu.out[1:]
+		cpu.out.pop()
 		rp.charge(c, o.tag, o.line, o.finish-now)
 		cpu.doneAt = o.finish
 		rp.resume(c, o.finish)
@@ -618,9 +639,10 @@ func (rp *Replayer) serve(li int, now int64) {
 		cpu.doneAt = finish
 		rp.resume(c, finish)
 	default:
-		for k := range cpu.out {
-			if cpu.out[k].id == w.out {
-				cpu.out[k].finish = finish
+		live := cpu.out.live()
+		for k := range live {
+			if live[k].id == w.out {
+				live[k].finish = finish
 				break
 			}
 		}
@@ -629,7 +651,7 @@ func (rp *Replayer) serve(li int, now int64) {
 			// data arrives.
 			rp.charge(c, w.tag, int32(li), finish-cpu.waitSince-cpu.accrued)
 			cpu.waiting, cpu.accrued, cpu.blockedOn = false, 0, -1
-			cpu.out = cpu.out[1:]
+			cpu.out.pop()
 			cpu.doneAt = finish
 			rp.resume(c, finish)
 		}
