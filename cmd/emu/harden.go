@@ -31,21 +31,7 @@ const maxEpoch = time.Second
 // onceWorkload rejects a repeated -workload: the workload's flags are
 // declared by the first, so the usual "last one wins" cannot apply.
 func onceWorkload(args []string) error {
-	var seen []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		for _, p := range []string{"-workload", "--workload"} {
-			if a == p && i+1 < len(args) {
-				seen = append(seen, args[i+1])
-			} else if v, ok := strings.CutPrefix(a, p+"="); ok {
-				seen = append(seen, v)
-			}
-		}
-	}
-	if len(seen) > 1 {
+	if seen := workloadValues(args); len(seen) > 1 {
 		return usagef("-workload: given %d times (%s); give it once", len(seen), strings.Join(seen, ", "))
 	}
 	return nil

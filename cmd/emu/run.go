@@ -94,9 +94,10 @@ func engineNames(fs *flag.FlagSet) map[string]bool {
 	return engine
 }
 
-// workloadName finds the -workload value in args (it decides which flags
-// the rest of args may hold).
-func workloadName(args []string, def string) string {
+// workloadValues lists the -workload values in args, in order (the first
+// decides which flags the rest of args may hold).
+func workloadValues(args []string) []string {
+	var seen []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -104,12 +105,19 @@ func workloadName(args []string, def string) string {
 		}
 		for _, p := range []string{"-workload", "--workload"} {
 			if a == p && i+1 < len(args) {
-				return args[i+1]
-			}
-			if v, ok := strings.CutPrefix(a, p+"="); ok {
-				return v
+				seen = append(seen, args[i+1])
+			} else if v, ok := strings.CutPrefix(a, p+"="); ok {
+				seen = append(seen, v)
 			}
 		}
+	}
+	return seen
+}
+
+// workloadName is the -workload value in args, or def.
+func workloadName(args []string, def string) string {
+	if v := workloadValues(args); len(v) > 0 {
+		return v[0]
 	}
 	return def
 }
