@@ -30,6 +30,10 @@ type RQ struct {
 
 	now   int64 // this CPU's virtual time, ns
 	clock int64 // rq->clock as of the last update_rq_clock()
+	// clockPelt and lostIdleTime are rq->clock_pelt and
+	// rq->lost_idle_time (pelt.h): the PELT clock, which runs slower than
+	// clock while a task runs below the reference frequency.
+	clockPelt, lostIdleTime int64
 
 	cfs         *CfsRq   // rq->cfs, the root queue
 	cfsTasks    taskList // rq->cfs_tasks, most recently picked first
@@ -282,8 +286,13 @@ func (rq *RQ) spendFrac(sym Symbol, ns float64) {
 	}
 }
 
-// updateRQClock is core.c: update_rq_clock().
-func (rq *RQ) updateRQClock() { rq.clock = rq.now }
+// updateRQClock is core.c: update_rq_clock() with
+// update_rq_clock_task()'s update_rq_clock_pelt().
+func (rq *RQ) updateRQClock() {
+	delta := rq.now - rq.clock
+	rq.clock = rq.now
+	rq.updateRQClockPelt(delta)
+}
 
 // lockRQ / unlockRQ take and release this CPU's own rq lock (the line is
 // shared: remote wakers and load balancers take it too).
@@ -573,6 +582,10 @@ func (rq *RQ) schedule(block bool) {
 			rq.schedInfoArrive(next)
 		} else {
 			rq.Stats.SchedGoidle++
+			// pick_next_task_fair()'s idle exit: "rq is about to be
+			// idle, check if we need to update the lost_idle_time of
+			// clock_pelt".
+			rq.updateIdleRQClockPelt()
 		}
 		rq.traceSwitch(prev, next)
 		rq.switchMM(next)

@@ -53,8 +53,10 @@
 // physically and in the model. A broken invariant panics with the CPU, the
 // task and the state.
 //
-// Simplified, and said where it is done: the PELT clock is the task clock
-// (no frequency/capacity scaling, no lost idle time); task-group uclamp
+// Simplified, and said where it is done: the PELT clock is scaled by one
+// constant frequency (the machine's sustained clock against its
+// frequency-invariance reference; no turbo that varies with load, no
+// capacity asymmetry); task-group uclamp
 // limits are not modeled; a CPU's weave stall is charged at its next
 // event.
 package emu

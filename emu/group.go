@@ -79,6 +79,17 @@ func (s *Sim) NewGroup(name string, parent *TaskGroup, cpuWeight int) (*TaskGrou
 		// init_tg_cfs_entry(): update_load_set(&se->load, NICE_0_LOAD).
 		se.Load.Set(eevdf.Nice0Load)
 		pelt.InitEntityRunnableAverage(&se.Avg, false, 0)
+		// online_fair_sched_group() -> attach_entity_cfs_rq() (v6.6):
+		// the group entity is attached to its parent's queue when the
+		// cgroup comes online, with empty sums, long before a task joins
+		// the group. So its first enqueue is not a DO_ATTACH: the util
+		// and load a first task brings are carried up once, by
+		// propagate_entity_load_avg(), not added a second time by
+		// attach_entity_load_avg().
+		pc := parent.cfsRq[cpu]
+		pelt.UpdateCfsRqLoadAvg(rq.peltNow(), &pc.avg, pelt.Removed{}, &pc.prop,
+			eevdf.ScaleLoadDown(pc.load.Weight), uint64(pc.hNrRunning), pc.curr != nil)
+		pelt.Attach(&pc.avg, &se.Avg, se.weightDown())
 		tg.cfsRq[cpu] = c
 		tg.se[cpu] = se
 	}

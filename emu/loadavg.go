@@ -13,11 +13,44 @@ import (
 // last_update_tg_load_avg == 0 must not ratelimit the first write).
 const bootNS = 1 << 30
 
-// peltNow is cfs_rq_clock_pelt(). Simplified: the PELT clock is the task
-// clock, without the capacity/frequency scaling of update_rq_clock_pelt()
-// (the targets are symmetric and run at their nominal clock) and without
-// lost_idle_time.
-func (rq *RQ) peltNow() uint64 { return uint64(rq.clock) + bootNS }
+// peltNow is cfs_rq_clock_pelt(): rq_clock_pelt(), rq->clock_pelt minus
+// lost_idle_time (no CFS bandwidth throttling is modeled, so no
+// throttled_clock_pelt_time).
+func (rq *RQ) peltNow() uint64 { return uint64(rq.clockPelt-rq.lostIdleTime) + bootNS }
+
+// updateRQClockPelt is pelt.h: update_rq_clock_pelt() (v6.6; the scale
+// invariance of 23127296889f "sched/fair: Update scale invariance of
+// PELT", v5.1). While a task runs, the PELT clock advances by the work a
+// CPU at full capacity and at the reference frequency would have done:
+// delta scaled by arch_scale_cpu_capacity() (1024: the targets are
+// symmetric) and by arch_scale_freq_capacity() (hwmodel FreqScale: x86's
+// APERF/MPERF against the 4-core turbo, aperfmperf.c scale_freq_tick()).
+// An idle CPU's PELT clock is synced back to its clock
+// (_update_idle_rq_clock_pelt()), so the idle time a slower CPU "stole" by
+// running longer reappears as idle in the signals: a CPU busy 95% of the
+// time at 3.0 GHz against a 3.8 GHz reference has util_avg near 770, not
+// 970. Simplified: the frequency is constant (the machine's sustained
+// all-core clock); a real CPU turbos higher when few cores are busy.
+func (rq *RQ) updateRQClockPelt(delta int64) {
+	if rq.curr == nil {
+		rq.clockPelt = rq.clock
+		return
+	}
+	rq.clockPelt += delta * int64(rq.m.FreqScale) >> 10
+}
+
+// updateIdleRQClockPelt is pelt.h: update_idle_rq_clock_pelt(): a CPU
+// whose utilization had reached the maximum was always running, with no
+// idle time to steal back: the gap is lost_idle_time, not idle. (The
+// kernel adds the rt and dl util_avg to the sum; neither class is
+// modeled.)
+func (rq *RQ) updateIdleRQClockPelt() {
+	const divider = ((pelt.LoadAvgMax - 1024) << 10) - pelt.LoadAvgMax
+	if uint64(rq.cfs.avg.UtilSum) >= divider {
+		rq.lostIdleTime += rq.clock - rq.clockPelt
+	}
+	rq.clockPelt = rq.clock
+}
 
 // updateLoadAvg is fair.c: update_load_avg().
 func (rq *RQ) updateLoadAvg(cfs *CfsRq, se *SchedEntity, flags int) {

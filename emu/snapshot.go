@@ -17,7 +17,7 @@ type cpuSnap struct {
 	nrRunning   int
 	hNrRunning  int
 	load        uint64 // cfs.avg.load_avg (cpu_load())
-	util        uint64 // cfs.avg.util_avg (cpu_util_cfs())
+	util        uint64 // cpu_util_cfs(): cfs.avg.util_avg capped at capacity_orig (cpuUtilCfs)
 	runnable    uint64 // cfs.avg.runnable_avg
 	ttwuPending bool
 }
@@ -54,7 +54,7 @@ func (s *Sim) publish() {
 			nrRunning:   rq.nrRunning,
 			hNrRunning:  rq.cfs.hNrRunning,
 			load:        rq.cfs.avg.LoadAvg,
-			util:        rq.cfs.avg.UtilAvg,
+			util:        rq.cpuUtilCfs(),
 			runnable:    rq.cfs.avg.RunnableAvg,
 			ttwuPending: rq.ttwuPending(),
 		}
@@ -112,7 +112,7 @@ func (rq *RQ) snapCPU(c int) cpuSnap {
 			idle:       o.curr == nil && o.nrRunning == 0 && !o.ttwuPending(),
 			nrRunning:  o.nrRunning,
 			hNrRunning: o.cfs.hNrRunning,
-			load:       o.cfs.avg.LoadAvg, util: o.cfs.avg.UtilAvg, runnable: o.cfs.avg.RunnableAvg,
+			load:       o.cfs.avg.LoadAvg, util: o.cpuUtilCfs(), runnable: o.cfs.avg.RunnableAvg,
 			ttwuPending: o.ttwuPending(),
 		}
 	}
@@ -129,3 +129,12 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 	}
 	return t.pub
 }
+
+// cpuUtilCfs is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0)
+// (v6.6): the root queue's util_avg, at most the CPU's original capacity
+// (1024 on the symmetric targets). A migrated task's util arrives whole
+// while the old CPU's decays, so the sum can pass the capacity; the users
+// (update_sg_lb_stats()'s group_util, SIS_UTIL's sum_util) see the cap.
+// Simplified: no util_est (its EWMA is not modeled), so no max() with
+// util_est.enqueued.
+func (rq *RQ) cpuUtilCfs() uint64 { return min(rq.cfs.avg.UtilAvg, schedCapacityScale) }

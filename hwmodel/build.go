@@ -16,6 +16,9 @@ func Build(s *Spec) (*Machine, error) {
 	if s.FreqMHz <= 0 || s.FreqMHz > 10000 {
 		return nil, specErr("freq_mhz", "%v out of range (0, 10000]", s.FreqMHz)
 	}
+	if s.FreqRefMHz < 0 || s.FreqRefMHz > 10000 {
+		return nil, specErr("freq_ref_mhz", "%v out of range [0, 10000] (0: freq_mhz)", s.FreqRefMHz)
+	}
 	switch s.HZ {
 	case 100, 250, 300, 1000:
 	default:
@@ -48,6 +51,7 @@ func Build(s *Spec) (*Machine, error) {
 	m := &Machine{
 		Name: s.Name, Description: s.Description, Vendor: s.Vendor, Model: s.Model,
 		Arch: s.Arch, FreqMHz: s.FreqMHz, HZ: s.HZ, Caches: s.Caches, Spec: s,
+		FreqScale: freqScale(s.FreqMHz, s.FreqRefMHz),
 	}
 	if err := m.buildTopology(cpus); err != nil {
 		return nil, err
@@ -480,4 +484,14 @@ func (m *Machine) buildCosts(c *CostSpec) error {
 		m.Costs.NS[op] = m.CyclesToNS(v)
 	}
 	return nil
+}
+
+// freqScale is arch_scale_freq_capacity() of a CPU running at freq against
+// the reference ref (aperfmperf.c scale_freq_tick(): acnt / (mcnt x
+// arch_max_freq_ratio), capped at SCHED_CAPACITY_SCALE).
+func freqScale(freq, ref float64) uint64 {
+	if ref <= 0 || freq >= ref {
+		return 1024
+	}
+	return uint64(1024 * freq / ref)
 }

@@ -86,6 +86,9 @@ func (m *Machine) WriteTopo(w io.Writer) error {
 	p("Architecture:        %s\n", m.Arch)
 	p("Vendor / model:      %s / %s\n", m.Vendor, m.Model)
 	p("Clock:               %g MHz (HZ=%d)\n", m.FreqMHz, m.HZ)
+	if m.FreqScale != 1024 {
+		p("Freq invariance:     %g MHz reference, arch_scale_freq_capacity %d\n", m.Spec.FreqRefMHz, m.FreqScale)
+	}
 	p("CPU(s):              %d\n", len(m.CPUs))
 	p("On-line CPU(s) list: %s\n", FormatCPUList(all))
 	if t := m.threadsPerCore(); t > 0 {

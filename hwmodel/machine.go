@@ -13,6 +13,10 @@ type Machine struct {
 	Arch        string
 	FreqMHz     float64
 	HZ          int
+	// FreqScale is arch_scale_freq_capacity() of every CPU (1024 =
+	// running at the frequency-invariance reference): the engine runs its
+	// CPUs at one sustained clock, FreqMHz, so the scale is constant.
+	FreqScale uint64
 
 	// CPUs is indexed by Linux CPU number.
 	CPUs []CPU

@@ -27,6 +27,13 @@ type Spec struct {
 	Arch        string `yaml:"arch" json:"arch"` // x86_64, arm64
 	// FreqMHz is the sustained all-core clock used to turn cycles into ns.
 	FreqMHz float64 `yaml:"freq_mhz" json:"freq_mhz"`
+	// FreqRefMHz is the clock the kernel's frequency invariance measures
+	// against (arch_max_freq_ratio x base: the 4-core turbo on Intel,
+	// aperfmperf.c core_set_max_freq_ratio(); the highest boost on AMD,
+	// the CPPC highest_perf ratio); a CPU running at FreqMHz has
+	// arch_scale_freq_capacity() = 1024 x FreqMHz / FreqRefMHz, at most
+	// 1024. Optional: 0 means FreqMHz (no scaling).
+	FreqRefMHz float64 `yaml:"freq_ref_mhz,omitempty" json:"freq_ref_mhz,omitempty"`
 	// HZ is the kernel's tick rate (CONFIG_HZ) the target runs with.
 	HZ int `yaml:"hz" json:"hz"`
 

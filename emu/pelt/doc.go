@@ -68,8 +68,8 @@
 // (cfs_rq_clock_pelt(): rq->clock_pelt minus lost idle time and throttled
 // time). Frequency and µarch invariance (update_rq_clock_pelt() scaling the
 // running delta by cpu and frequency capacity, and snapping back to
-// clock_task when idle) happen before these functions see the time; at full
-// capacity, the emulated SPR/EPYC case, clock_pelt is clock_task.
+// clock_task when idle) happen before these functions see the time: the
+// emulator's update_rq_clock_pelt() (emu/loadavg.go) does it.
 //
 // Not modelled: util_est's EWMA (util_est_update(); only the
 // UTIL_AVG_UNCHANGED flag that __update_load_avg_se() clears is kept), the
