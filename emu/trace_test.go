@@ -51,7 +51,7 @@ func TestFtraceFormat(t *testing.T) {
 		"sched_switch: prev_comm=short prev_pid=1004 prev_prio=120 prev_state=X ==> ",
 		// the waker's context: the waker, or the timer interrupt in
 		// whatever task runs (hog2 on CPU 0), irqs off in ttwu
-		"waker-1001    [003] d..3.     0.000819: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=002",
+		"waker-1001    [002] d..3.     0.001121: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=001",
 		"hog2-1003    [000] d.h2.     0.000303: sched_waking: comm=waker pid=1001 prio=120 target_cpu=002",
 		// the wake-list drain in the polling idle loop, need-resched set
 		"<idle>-0       [002] dN.2.     0.000309: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
