@@ -529,10 +529,14 @@ func findMatchingSE(se, pse *SchedEntity) (*SchedEntity, *SchedEntity) {
 
 // checkPreemptWakeup is fair.c: check_preempt_wakeup() (v6.6 EEVDF and
 // the v6.5 CFS version), with Chen Yu's check_preempt_count and
-// need_preempt_count.
+// need_preempt_count where his schedstat patch puts them (the seed thread,
+// "sched/eevdf: Curb wakeup-preemption"): a check on entry, before any
+// early return (need_resched already set included), a preemption at the
+// preempt label.
 func (rq *RQ) checkPreemptWakeup(p *Task, wakeFlags int) {
 	curr := rq.curr
 	se, pse := &curr.se, &p.se
+	rq.Stats.CheckPreemptCount++
 	if se == pse {
 		return
 	}
@@ -546,7 +550,6 @@ func (rq *RQ) checkPreemptWakeup(p *Task, wakeFlags int) {
 	se, pse = findMatchingSE(se, pse)
 	cfs := se.cfsRq
 	rq.updateCurr(cfs)
-	rq.Stats.CheckPreemptCount++
 	preempt := false
 	if rq.eevdf() {
 		// XXX pick_eevdf(cfs_rq) != se ?

@@ -23,8 +23,8 @@ type RQStats struct {
 	Enqueues    int64 // enqueue_task() calls
 	Dequeues    int64 // dequeue_task() calls
 
-	CheckPreemptCount int64 // wakeup preemption checks reaching the pick
-	NeedPreemptCount  int64 // ... that preempted
+	CheckPreemptCount int64 // check_preempt_wakeup() calls (counted on entry, as Chen Yu's schedstat patch does)
+	NeedPreemptCount  int64 // ... that preempted (its preempt label)
 
 	TgLoadAvgWrites  int64 // atomic adds to tg->load_avg
 	TgLoadAvgReads   int64 // reads of tg->load_avg (calc_group_shares)
