@@ -7,115 +7,326 @@ import (
 	"strings"
 )
 
-// The rt-app grammar (rtapp.go): the description's types (rtConfig,
-// rtTask, rtPhase, rtEvent) and the strict reader that fills them from the
-// ordered JSON, each error naming its JSON path.
+// The rt-app grammar (rtapp.go): which keys each object of a description
+// takes and what reads each one's value, as tables. A table is the
+// grammar of one kind of object (the top level, global, a task, a phase,
+// a timer, a wait), in the order its error messages list the keys: the
+// reader and the "unknown field (allowed: ...)" message come from the
+// same rows, so they cannot drift apart. Events are a table of their own,
+// matched by prefix (run0, timer1), as rt-app's parse_task_event_data()
+// matches them.
 
 // rtMaxThreads caps the threads of a description (instances summed), as
 // hackbench's tasks are capped.
 const rtMaxThreads = 1 << 16
 
-type rtEvKind uint8
+// rtKey is one key an object takes: its name and the reader of its value
+// into dst, the object being built.
+type rtKey[T any] struct {
+	name string
+	read func(p *rtParse, dst T, n *jnode, path string) error
+	// thread marks a task key that rt-app also takes in a phase and this
+	// model sets once per thread (a phase names it in its error).
+	thread bool
+}
 
-const (
-	rtRun rtEvKind = iota
-	rtRuntime
-	rtSleep
-	rtTimer
-	rtLock
-	rtUnlock
-	rtSignal
-	rtBroad
-	rtWait
-	rtSync
-	rtYield
-)
+// rtKeys is the grammar of one kind of object.
+type rtKeys[T any] []rtKey[T]
 
-// rtEventNames are the supported events, in the order their names are
-// matched (runtime before run, as rt-app's prefix matching).
-var rtEventNames = []struct {
+// allowed lists the keys, for the error of an unknown one.
+func (ks rtKeys[T]) allowed() string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (ks rtKeys[T]) lookup(name string) (rtKey[T], bool) {
+	for _, k := range ks {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return rtKey[T]{}, false
+}
+
+// read reads object n's keys into dst in file order: a key of the table
+// with its reader; any other with other (nil: none), which reports
+// whether it took the key; a key neither takes is an unknown field, whose
+// error lists the table's keys and then more (the events a task or phase
+// also takes).
+func (ks rtKeys[T]) read(p *rtParse, dst T, n *jnode, path string, other func(f jfield, fp string) (bool, error), more string) error {
+	for _, f := range n.obj {
+		fp := join(path, f.key)
+		if k, ok := ks.lookup(f.key); ok {
+			if err := k.read(p, dst, f.val, fp); err != nil {
+				return err
+			}
+			continue
+		}
+		if other != nil {
+			took, err := other(f, fp)
+			if err != nil {
+				return err
+			}
+			if took {
+				continue
+			}
+		}
+		return p.errf(f.val, fp, "unknown field (allowed: %s%s)", ks.allowed(), more)
+	}
+	return nil
+}
+
+// rtAccept is a reader that checks the value's kind and ignores it (keys
+// rt-app takes that do not change the model); what names the kinds in the
+// error.
+func rtAccept[T any](what string, kinds ...jkind) func(*rtParse, T, *jnode, string) error {
+	return func(p *rtParse, _ T, n *jnode, path string) error {
+		if !slices.Contains(kinds, n.kind) {
+			return p.errf(n, path, "must be %s, got %v", what, n.kind)
+		}
+		return nil
+	}
+}
+
+// rtAcceptInt is a reader that checks for an integer and ignores it.
+func rtAcceptInt[T any](p *rtParse, _ T, n *jnode, path string) error {
+	_, err := p.int(n, path)
+	return err
+}
+
+// rtTop is the top level of a description.
+type rtTop struct{ tasks *jnode }
+
+var rtTopKeys = rtKeys[*rtTop]{
+	{name: "global", read: func(p *rtParse, _ *rtTop, n *jnode, path string) error { return p.global(n, path) }},
+	{name: "tasks", read: func(_ *rtParse, top *rtTop, n *jnode, _ string) error { top.tasks = n; return nil }},
+	{name: "resources", read: func(p *rtParse, _ *rtTop, n *jnode, path string) error { return p.resources(n, path) }},
+}
+
+// rtGlobalKeys is the "global" object: the duration and the default
+// policy count; the logging, calibration and memory keys are checked and
+// ignored.
+var rtGlobalKeys = rtKeys[*rtConfig]{
+	{name: "duration", read: func(p *rtParse, c *rtConfig, n *jnode, path string) error {
+		v, err := p.int(n, path)
+		if err != nil {
+			return err
+		}
+		if v > 0 {
+			if v > 1e6 {
+				return p.errf(n, path, "%d s is out of range (at most 1e6)", v)
+			}
+			c.duration = v * 1e9
+		} else if v < -1 {
+			return p.errf(n, path, "must be seconds > 0, or -1 to run until every thread ends; got %d", v)
+		}
+		return nil
+	}},
+	{name: "calibration", read: rtAccept[*rtConfig](`a string ("CPU0") or an integer (ns per loop)`, jStr, jNum)},
+	{name: "default_policy", read: func(p *rtParse, _ *rtConfig, n *jnode, path string) error { return p.policy(n, path) }},
+	{name: "pi_enabled", read: rtAccept[*rtConfig]("a boolean", jBool)},
+	{name: "lock_pages", read: rtAccept[*rtConfig]("a boolean", jBool)},
+	{name: "logdir", read: rtAccept[*rtConfig]("a string", jStr)},
+	{name: "log_basename", read: rtAccept[*rtConfig]("a string", jStr)},
+	{name: "log_size", read: rtAccept[*rtConfig]("a string or an integer", jStr, jNum)},
+	{name: "ftrace", read: rtAccept[*rtConfig]("a string or a boolean", jStr, jBool)},
+	{name: "gnuplot", read: rtAccept[*rtConfig]("a boolean", jBool)},
+	{name: "io_device", read: rtAccept[*rtConfig]("a string", jStr)},
+	{name: "mem_buffer_size", read: rtAcceptInt[*rtConfig]},
+	{name: "cumulative_slack", read: rtAccept[*rtConfig]("a boolean", jBool)},
+}
+
+// rtResourceTypes are the types of rt-app's legacy resource table.
+var rtResourceTypes = []string{"mutex", "wait", "signal", "broadcast", "sync", "sleep", "run", "timer", "barrier"}
+
+// rtResourceKeys is one entry of the legacy resource table.
+var rtResourceKeys = rtKeys[any]{
+	{name: "type", read: func(p *rtParse, _ any, n *jnode, path string) error {
+		s, err := p.string(n, path)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(rtResourceTypes, s) {
+			return p.errf(n, path, "unknown resource type %q (allowed: %s)", s, strings.Join(rtResourceTypes, ", "))
+		}
+		return nil
+	}},
+}
+
+// rtTaskParse is a task being read: the task, and the keys read after
+// the others (the phases, and the nice value and clamps, which depend on
+// each other).
+type rtTaskParse struct {
+	t                *rtTask
+	phases           *jnode
+	nice, prio       *jnode
+	utilMin, utilMax int64
+	utilNode         *jnode
+}
+
+var rtTaskKeys = rtKeys[*rtTaskParse]{
+	{name: "instance", read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) error {
+		v, err := p.int(n, path)
+		if err != nil {
+			return err
+		}
+		if v < 1 || v > 4096 {
+			return p.errf(n, path, "%d out of range (allowed: 1-4096)", v)
+		}
+		tp.t.instances = int(v)
+		return nil
+	}},
+	{name: "delay", read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) (err error) {
+		tp.t.delay, err = p.usec(n, path)
+		return err
+	}},
+	{name: "loop", read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) (err error) {
+		tp.t.loop, err = p.loop(n, path)
+		return err
+	}},
+	{name: "cpus", read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) (err error) {
+		tp.t.cpus, err = p.cpus(n, path)
+		return err
+	}},
+	{name: "policy", thread: true, read: func(p *rtParse, _ *rtTaskParse, n *jnode, path string) error { return p.policy(n, path) }},
+	{name: "priority", thread: true, read: func(_ *rtParse, tp *rtTaskParse, n *jnode, _ string) error { tp.prio = n; return nil }},
+	{name: "nice", thread: true, read: func(_ *rtParse, tp *rtTaskParse, n *jnode, _ string) error { tp.nice = n; return nil }},
+	{name: "taskgroup", thread: true, read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) error {
+		s, err := p.string(n, path)
+		if err != nil {
+			return err
+		}
+		if s != "" && s != "/" {
+			if !strings.HasPrefix(s, "/") {
+				return p.errf(n, path, "%q must start with / (a cgroup path such as /app/db; \"\" for none)", s)
+			}
+			for _, part := range strings.Split(strings.Trim(s, "/"), "/") {
+				if part == "" {
+					return p.errf(n, path, "%q has an empty path element", s)
+				}
+			}
+		}
+		tp.t.taskgroup = strings.TrimRight(s, "/") // "/": the root group
+		return nil
+	}},
+	{name: "util_min", thread: true, read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) (err error) {
+		tp.utilMin, err = p.utilClamp(n, path)
+		tp.utilNode = n
+		return err
+	}},
+	{name: "util_max", thread: true, read: func(p *rtParse, tp *rtTaskParse, n *jnode, path string) (err error) {
+		tp.utilMax, err = p.utilClamp(n, path)
+		tp.utilNode = n
+		return err
+	}},
+	{name: "phases", read: func(_ *rtParse, tp *rtTaskParse, n *jnode, _ string) error { tp.phases = n; return nil }},
+}
+
+var rtPhaseKeys = rtKeys[*rtPhase]{
+	{name: "loop", read: func(p *rtParse, ph *rtPhase, n *jnode, path string) (err error) {
+		ph.loop, err = p.loop(n, path)
+		return err
+	}},
+	{name: "cpus", read: func(p *rtParse, ph *rtPhase, n *jnode, path string) (err error) {
+		ph.cpus, err = p.cpus(n, path)
+		return err
+	}},
+}
+
+// rtUnmodeled are rt-app keys of a task or phase this model does not
+// implement.
+var rtUnmodeled = []string{"dl-runtime", "dl-period", "dl-deadline", "nodes_membind", "membind_nodes"}
+
+// rtEvents are the supported events and their readers, in the order the
+// messages list them (a key matches the first whose name it is, with a
+// numeric suffix or none; no two of them match one key).
+var rtEvents = []struct {
 	name string
 	kind rtEvKind
+	read func(p *rtParse, e *rtEvent, n *jnode, path string) error
 }{
-	{"runtime", rtRuntime}, {"run", rtRun}, {"sleep", rtSleep}, {"timer", rtTimer},
-	{"lock", rtLock}, {"unlock", rtUnlock}, {"signal", rtSignal}, {"broad", rtBroad},
-	{"wait", rtWait}, {"sync", rtSync}, {"yield", rtYield},
+	{"run", rtRun, (*rtParse).duration},
+	{"runtime", rtRuntime, (*rtParse).duration},
+	{"sleep", rtSleep, (*rtParse).duration},
+	{"timer", rtTimer, (*rtParse).timer},
+	{"lock", rtLock, (*rtParse).mutexName},
+	{"unlock", rtUnlock, (*rtParse).mutexName},
+	{"signal", rtSignal, (*rtParse).condName},
+	{"broad", rtBroad, (*rtParse).condName},
+	{"wait", rtWait, (*rtParse).wait},
+	{"sync", rtSync, (*rtParse).wait},
+	{"yield", rtYield, func(p *rtParse, _ *rtEvent, n *jnode, path string) error {
+		return rtAccept[*rtEvent]("a string (may be empty)", jStr)(p, nil, n, path)
+	}},
 }
 
-// rt-app events this model does not implement.
+// rtUnsupportedEvents are rt-app events this model does not implement.
 var rtUnsupportedEvents = []string{"barrier", "suspend", "resume", "mem", "iorun", "fork"}
 
-const rtSupportedEvents = "run, runtime, sleep, timer, lock, unlock, signal, broad, wait, sync, yield"
-
-type rtEvent struct {
-	kind  rtEvKind
-	ns    int64 // run, runtime, sleep: duration; timer: period
-	res   int   // timer index in the task; mutex id (lock, unlock); condition id
-	mutex int   // wait, sync: the mutex id
-	abs   bool  // timer: this use says "mode": "absolute"
-	node  *jnode
-	path  string
-}
-
-type rtPhase struct {
-	name   string
-	loop   int   // -1: forever
-	cpus   []int // nil: the task's
-	events []rtEvent
-	node   *jnode
-	path   string
-}
-
-type rtTask struct {
-	name      string
-	instances int
-	delay     int64 // ns
-	loop      int   // -1: forever
-	cpus      []int // nil: every CPU
-	nice      int
-	taskgroup string
-	clamp     *[2]uint32
-	phases    []rtPhase
-	timers    []string
-	timerAbs  []bool // per timer: absolute (any use says so, as rt-app's timer resource)
-	path      string
-}
-
-type rtConfig struct {
-	duration int64 // ns; 0: until every thread ends
-	tasks    []*rtTask
-	mutexes  []string
-	conds    []string
-	// mutexUsers counts the threads (instances) using each mutex.
-	mutexUsers []int
-}
-
-func (c *rtConfig) mutexID(name string) int {
-	if i := slices.Index(c.mutexes, name); i >= 0 {
-		return i
+// rtSupportedEvents lists the events, for error messages.
+var rtSupportedEvents = func() string {
+	names := make([]string, len(rtEvents))
+	for i, e := range rtEvents {
+		names[i] = e.name
 	}
-	c.mutexes = append(c.mutexes, name)
-	c.mutexUsers = append(c.mutexUsers, 0)
-	return len(c.mutexes) - 1
+	return strings.Join(names, ", ")
+}()
+
+// rtTimerUse is a timer event being read.
+type rtTimerUse struct {
+	e      *rtEvent
+	ref    string
+	period *jnode
 }
 
-func (c *rtConfig) condID(name string) int {
-	if i := slices.Index(c.conds, name); i >= 0 {
-		return i
-	}
-	c.conds = append(c.conds, name)
-	return len(c.conds) - 1
+var rtTimerKeys = rtKeys[*rtTimerUse]{
+	{name: "ref", read: func(p *rtParse, tu *rtTimerUse, n *jnode, path string) (err error) {
+		tu.ref, err = p.string(n, path)
+		return err
+	}},
+	{name: "period", read: func(_ *rtParse, tu *rtTimerUse, n *jnode, _ string) error { tu.period = n; return nil }},
+	{name: "mode", read: func(p *rtParse, tu *rtTimerUse, n *jnode, path string) error {
+		s, err := p.string(n, path)
+		if err != nil {
+			return err
+		}
+		switch s {
+		case "relative":
+		case "absolute":
+			tu.e.abs = true
+		default:
+			return p.errf(n, path, "unknown mode %q (allowed: relative, absolute)", s)
+		}
+		return nil
+	}},
 }
 
-// managed reports whether a mutex has a lock manager (more than one
-// thread uses it).
-func (c *rtConfig) managed(mutex int) bool { return c.mutexUsers[mutex] > 1 }
+// rtWaitUse is a wait or sync event being read: the condition and the
+// mutex held around it.
+type rtWaitUse struct{ ref, mutex string }
 
+var rtWaitKeys = rtKeys[*rtWaitUse]{
+	{name: "ref", read: func(p *rtParse, wu *rtWaitUse, n *jnode, path string) (err error) {
+		wu.ref, err = p.string(n, path)
+		return err
+	}},
+	{name: "mutex", read: func(p *rtParse, wu *rtWaitUse, n *jnode, path string) (err error) {
+		wu.mutex, err = p.string(n, path)
+		return err
+	}},
+}
+
+// rtParse is the reader of one description.
 type rtParse struct {
 	file string
 	src  []byte
 	ncpu int
 	cfg  *rtConfig
+	// timers are the current task's timer refs, by index.
+	timers map[string]int
 }
 
 func (p *rtParse) errf(n *jnode, path, format string, args ...any) error {
@@ -173,6 +384,18 @@ func (p *rtParse) usec(n *jnode, path string) (int64, error) {
 	return v * 1000, nil
 }
 
+// loop reads a task's or phase's loop count.
+func (p *rtParse) loop(n *jnode, path string) (int, error) {
+	v, err := p.int(n, path)
+	if err != nil {
+		return 0, err
+	}
+	if v == 0 || v < -1 || v > 1e9 {
+		return 0, p.errf(n, path, "%d out of range (allowed: -1 for forever, or 1-1e9)", v)
+	}
+	return int(v), nil
+}
+
 // uniqueKeys rejects a repeated non-event key (rt-app would keep only one
 // of them).
 func (p *rtParse) uniqueKeys(n *jnode, path string, isEvent func(string) bool) error {
@@ -189,13 +412,14 @@ func (p *rtParse) uniqueKeys(n *jnode, path string, isEvent func(string) bool) e
 	return nil
 }
 
-func eventKind(key string) (rtEvKind, bool) {
-	for _, e := range rtEventNames {
+// eventIndex is the row of rtEvents a key names, or -1.
+func eventIndex(key string) int {
+	for i, e := range rtEvents {
 		if rest, ok := strings.CutPrefix(key, e.name); ok && allDigits(rest) {
-			return e.kind, true
+			return i
 		}
 	}
-	return 0, false
+	return -1
 }
 
 func allDigits(s string) bool {
@@ -217,8 +441,7 @@ func unsupportedEvent(key string) bool {
 }
 
 func isEventKey(key string) bool {
-	_, ok := eventKind(key)
-	return ok || unsupportedEvent(key)
+	return eventIndex(key) >= 0 || unsupportedEvent(key)
 }
 
 // parseRtApp parses and validates an rt-app description for a machine
@@ -235,23 +458,11 @@ func parseRtApp(file string, src []byte, ncpu int) (*rtConfig, error) {
 	if err := p.uniqueKeys(root, "", nil); err != nil {
 		return nil, err
 	}
-	var tasks *jnode
-	for _, f := range root.obj {
-		switch f.key {
-		case "global":
-			if err := p.global(f.val, "global"); err != nil {
-				return nil, err
-			}
-		case "tasks":
-			tasks = f.val
-		case "resources":
-			if err := p.resources(f.val, "resources"); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, p.errf(f.val, f.key, "unknown field (allowed: global, tasks, resources)")
-		}
+	var top rtTop
+	if err := rtTopKeys.read(p, &top, root, "", nil, ""); err != nil {
+		return nil, err
 	}
+	tasks := top.tasks
 	if tasks == nil {
 		return nil, p.errf(root, "tasks", "missing: the description needs a \"tasks\" object with at least one task")
 	}
@@ -295,6 +506,7 @@ func parseRtApp(file string, src []byte, ncpu int) (*rtConfig, error) {
 	return p.cfg, nil
 }
 
+// rtPolicies are rt-app's policies; the first is the one modeled.
 var rtPolicies = []string{"SCHED_OTHER", "SCHED_IDLE", "SCHED_RR", "SCHED_FIFO", "SCHED_DEADLINE"}
 
 func (p *rtParse) policy(n *jnode, path string) error {
@@ -302,13 +514,13 @@ func (p *rtParse) policy(n *jnode, path string) error {
 	if err != nil {
 		return err
 	}
-	if s == "SCHED_OTHER" {
+	if s == rtPolicies[0] {
 		return nil
 	}
 	if slices.Contains(rtPolicies, s) {
-		return p.errf(n, path, "%s is not modeled: the emulator has the fair class only (allowed: SCHED_OTHER)", s)
+		return p.errf(n, path, "%s is not modeled: the emulator has the fair class only (allowed: %s)", s, rtPolicies[0])
 	}
-	return p.errf(n, path, "unknown policy %q (allowed: SCHED_OTHER; rt-app also knows SCHED_IDLE, SCHED_RR, SCHED_FIFO, SCHED_DEADLINE, not modeled)", s)
+	return p.errf(n, path, "unknown policy %q (allowed: %s; rt-app also knows %s, not modeled)", s, rtPolicies[0], strings.Join(rtPolicies[1:], ", "))
 }
 
 func (p *rtParse) global(n *jnode, path string) error {
@@ -318,51 +530,7 @@ func (p *rtParse) global(n *jnode, path string) error {
 	if err := p.uniqueKeys(n, path, nil); err != nil {
 		return err
 	}
-	for _, f := range n.obj {
-		fp := join(path, f.key)
-		var err error
-		switch f.key {
-		case "duration":
-			var v int64
-			v, err = p.int(f.val, fp)
-			if err == nil && v > 0 {
-				if v > 1e6 {
-					return p.errf(f.val, fp, "%d s is out of range (at most 1e6)", v)
-				}
-				p.cfg.duration = v * 1e9
-			} else if err == nil && v < -1 {
-				return p.errf(f.val, fp, "must be seconds > 0, or -1 to run until every thread ends; got %d", v)
-			}
-		case "default_policy":
-			err = p.policy(f.val, fp)
-		case "calibration":
-			if f.val.kind != jStr && f.val.kind != jNum {
-				err = p.errf(f.val, fp, "must be a string (\"CPU0\") or an integer (ns per loop), got %v", f.val.kind)
-			}
-		case "logdir", "log_basename", "io_device":
-			_, err = p.string(f.val, fp)
-		case "log_size":
-			if f.val.kind != jStr && f.val.kind != jNum {
-				err = p.errf(f.val, fp, "must be a string or an integer, got %v", f.val.kind)
-			}
-		case "ftrace":
-			if f.val.kind != jStr && f.val.kind != jBool {
-				err = p.errf(f.val, fp, "must be a string or a boolean, got %v", f.val.kind)
-			}
-		case "pi_enabled", "lock_pages", "gnuplot", "cumulative_slack":
-			if f.val.kind != jBool {
-				err = p.errf(f.val, fp, "must be a boolean, got %v", f.val.kind)
-			}
-		case "mem_buffer_size":
-			_, err = p.int(f.val, fp)
-		default:
-			err = p.errf(f.val, fp, "unknown field (allowed: duration, calibration, default_policy, pi_enabled, lock_pages, logdir, log_basename, log_size, ftrace, gnuplot, io_device, mem_buffer_size, cumulative_slack)")
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return rtGlobalKeys.read(p, p.cfg, n, path, nil, "")
 }
 
 // resources is rt-app's legacy resource table: accepted, as rt-app now
@@ -376,17 +544,8 @@ func (p *rtParse) resources(n *jnode, path string) error {
 		if err := p.object(f.val, fp); err != nil {
 			return err
 		}
-		for _, g := range f.val.obj {
-			if g.key != "type" {
-				return p.errf(g.val, join(fp, g.key), "unknown field (allowed: type)")
-			}
-			s, err := p.string(g.val, join(fp, g.key))
-			if err != nil {
-				return err
-			}
-			if !slices.Contains([]string{"mutex", "wait", "signal", "broadcast", "sync", "sleep", "run", "timer", "barrier"}, s) {
-				return p.errf(g.val, join(fp, g.key), "unknown resource type %q (allowed: mutex, wait, signal, broadcast, sync, sleep, run, timer, barrier)", s)
-			}
+		if err := rtResourceKeys.read(p, nil, f.val, fp, nil, ""); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -428,11 +587,9 @@ func (p *rtParse) utilClamp(n *jnode, path string) (int64, error) {
 	return v, nil
 }
 
-// Keys rt-app takes at phase level that this model sets once per thread.
-var rtThreadOnly = []string{"policy", "priority", "nice", "util_min", "util_max", "taskgroup"}
-
-// rt-app keys this model does not implement.
-var rtUnmodeled = []string{"dl-runtime", "dl-period", "dl-deadline", "nodes_membind", "membind_nodes"}
+func (p *rtParse) unmodeled(n *jnode, path string) error {
+	return p.errf(n, path, "not modeled (SCHED_DEADLINE and NUMA binding are not part of the emulator)")
+}
 
 func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 	if err := p.object(n, path); err != nil {
@@ -441,102 +598,30 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 	if err := p.uniqueKeys(n, path, isEventKey); err != nil {
 		return nil, err
 	}
-	t := &rtTask{name: name, instances: 1, loop: -1, path: path}
-	var phases *jnode
+	tp := &rtTaskParse{t: &rtTask{name: name, instances: 1, loop: -1, path: path}, utilMin: -1, utilMax: -1}
+	t := tp.t
 	hasEvents := false
-	var nice, prio *jnode
-	utilMin, utilMax := int64(-1), int64(-1)
-	var utilNode *jnode
-	for _, f := range n.obj {
-		fp := join(path, f.key)
-		if isEventKey(f.key) {
-			hasEvents = true
-			continue
+	err := rtTaskKeys.read(p, tp, n, path, func(f jfield, fp string) (bool, error) {
+		switch {
+		case isEventKey(f.key):
+			hasEvents = true // read by phase()
+			return true, nil
+		case slices.Contains(rtUnmodeled, f.key):
+			return false, p.unmodeled(f.val, fp)
 		}
-		switch f.key {
-		case "instance":
-			v, err := p.int(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			if v < 1 || v > 4096 {
-				return nil, p.errf(f.val, fp, "%d out of range (allowed: 1-4096)", v)
-			}
-			t.instances = int(v)
-		case "delay":
-			v, err := p.usec(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			t.delay = v
-		case "loop":
-			v, err := p.int(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			if v == 0 || v < -1 || v > 1e9 {
-				return nil, p.errf(f.val, fp, "%d out of range (allowed: -1 for forever, or 1-1e9)", v)
-			}
-			t.loop = int(v)
-		case "cpus":
-			c, err := p.cpus(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			t.cpus = c
-		case "policy":
-			if err := p.policy(f.val, fp); err != nil {
-				return nil, err
-			}
-		case "priority":
-			prio = f.val
-		case "nice":
-			nice = f.val
-		case "taskgroup":
-			s, err := p.string(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			if s != "" && s != "/" {
-				if !strings.HasPrefix(s, "/") {
-					return nil, p.errf(f.val, fp, "%q must start with / (a cgroup path such as /app/db; \"\" for none)", s)
-				}
-				for _, part := range strings.Split(strings.Trim(s, "/"), "/") {
-					if part == "" {
-						return nil, p.errf(f.val, fp, "%q has an empty path element", s)
-					}
-				}
-			}
-			t.taskgroup = strings.TrimRight(s, "/") // "/": the root group
-		case "util_min":
-			v, err := p.utilClamp(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			utilMin, utilNode = v, f.val
-		case "util_max":
-			v, err := p.utilClamp(f.val, fp)
-			if err != nil {
-				return nil, err
-			}
-			utilMax, utilNode = v, f.val
-		case "phases":
-			phases = f.val
-		default:
-			if slices.Contains(rtUnmodeled, f.key) {
-				return nil, p.errf(f.val, fp, "not modeled (SCHED_DEADLINE and NUMA binding are not part of the emulator)")
-			}
-			return nil, p.errf(f.val, fp, "unknown field (allowed: instance, delay, loop, cpus, policy, priority, nice, taskgroup, util_min, util_max, phases, and the events %s)", rtSupportedEvents)
-		}
+		return false, nil
+	}, ", and the events "+rtSupportedEvents)
+	if err != nil {
+		return nil, err
 	}
 	// rt-app's "priority" is the nice value of a SCHED_OTHER thread.
-	if nice != nil && prio != nil {
-		return nil, p.errf(nice, join(path, "nice"), "give either priority or nice (rt-app's priority is the nice value of a SCHED_OTHER thread)")
+	if tp.nice != nil && tp.prio != nil {
+		return nil, p.errf(tp.nice, join(path, "nice"), "give either priority or nice (rt-app's priority is the nice value of a SCHED_OTHER thread)")
 	}
 	for _, x := range []struct {
 		n   *jnode
 		key string
-	}{{prio, "priority"}, {nice, "nice"}} {
+	}{{tp.prio, "priority"}, {tp.nice, "nice"}} {
 		if x.n == nil {
 			continue
 		}
@@ -549,18 +634,18 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 		}
 		t.nice = int(v)
 	}
-	if utilMin >= 0 || utilMax >= 0 {
-		lo, hi := max(utilMin, 0), utilMax
+	if tp.utilMin >= 0 || tp.utilMax >= 0 {
+		lo, hi := max(tp.utilMin, 0), tp.utilMax
 		if hi < 0 {
 			hi = 1024
 		}
 		if lo > hi {
-			return nil, p.errf(utilNode, join(path, "util_min"), "util_min %d > util_max %d (allowed: 0 <= util_min <= util_max <= 1024)", lo, hi)
+			return nil, p.errf(tp.utilNode, join(path, "util_min"), "util_min %d > util_max %d (allowed: 0 <= util_min <= util_max <= 1024)", lo, hi)
 		}
 		t.clamp = &[2]uint32{uint32(lo), uint32(hi)}
 	}
-	timers := map[string]int{}
-	if phases != nil {
+	p.timers = map[string]int{}
+	if phases := tp.phases; phases != nil {
 		pp := join(path, "phases")
 		if hasEvents {
 			return nil, p.errf(n, path, "events must be inside phases when the task has a phases object")
@@ -575,7 +660,7 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 			return nil, err
 		}
 		for _, f := range phases.obj {
-			ph, err := p.phase(f.key, f.val, join(pp, f.key), true, timers, t)
+			ph, err := p.phase(f.key, f.val, join(pp, f.key), true, t)
 			if err != nil {
 				return nil, err
 			}
@@ -587,17 +672,17 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 		if !hasEvents {
 			return nil, p.errf(n, path, "no events and no phases: the task needs events (%s)", rtSupportedEvents)
 		}
-		ph, err := p.phase("", n, path, false, timers, t)
+		ph, err := p.phase("", n, path, false, t)
 		if err != nil {
 			return nil, err
 		}
 		t.phases = append(t.phases, ph)
 	}
-	t.timers = make([]string, len(timers))
-	for name, i := range timers {
+	t.timers = make([]string, len(p.timers))
+	for name, i := range p.timers {
 		t.timers[i] = name
 	}
-	t.timerAbs = make([]bool, len(timers))
+	t.timerAbs = make([]bool, len(p.timers))
 	for _, ph := range t.phases {
 		for _, e := range ph.events {
 			if e.kind == rtTimer && e.abs {
@@ -613,56 +698,50 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 
 // phase parses a phase object (or, with ownObject false, the events of a
 // task object that has no phases).
-func (p *rtParse) phase(name string, n *jnode, path string, ownObject bool, timers map[string]int, t *rtTask) (rtPhase, error) {
+func (p *rtParse) phase(name string, n *jnode, path string, ownObject bool, t *rtTask) (rtPhase, error) {
 	ph := rtPhase{name: name, loop: 1, node: n, path: path}
 	if err := p.object(n, path); err != nil {
 		return ph, err
+	}
+	// event reads f if it is an event.
+	event := func(f jfield, fp string) (bool, error) {
+		if i := eventIndex(f.key); i >= 0 {
+			e := rtEvent{kind: rtEvents[i].kind, node: f.val, path: fp}
+			if err := rtEvents[i].read(p, &e, f.val, fp); err != nil {
+				return false, err
+			}
+			ph.events = append(ph.events, e)
+			return true, nil
+		}
+		if unsupportedEvent(f.key) {
+			return false, p.errf(f.val, fp, "event not supported by the emulator (supported: %s)", rtSupportedEvents)
+		}
+		return false, nil
 	}
 	if ownObject {
 		if err := p.uniqueKeys(n, path, isEventKey); err != nil {
 			return ph, err
 		}
-	}
-	for _, f := range n.obj {
-		fp := join(path, f.key)
-		if kind, ok := eventKind(f.key); ok {
-			e, err := p.event(kind, f.val, fp, timers)
-			if err != nil {
-				return ph, err
+		err := rtPhaseKeys.read(p, &ph, n, path, func(f jfield, fp string) (bool, error) {
+			if took, err := event(f, fp); took || err != nil {
+				return took, err
 			}
-			ph.events = append(ph.events, e)
-			continue
-		}
-		if unsupportedEvent(f.key) {
-			return ph, p.errf(f.val, fp, "event not supported by the emulator (supported: %s)", rtSupportedEvents)
-		}
-		if !ownObject {
-			continue // a task key, parsed by task()
-		}
-		switch f.key {
-		case "loop":
-			v, err := p.int(f.val, fp)
-			if err != nil {
-				return ph, err
-			}
-			if v == 0 || v < -1 || v > 1e9 {
-				return ph, p.errf(f.val, fp, "%d out of range (allowed: -1 for forever, or 1-1e9)", v)
-			}
-			ph.loop = int(v)
-		case "cpus":
-			c, err := p.cpus(f.val, fp)
-			if err != nil {
-				return ph, err
-			}
-			ph.cpus = c
-		default:
-			if slices.Contains(rtThreadOnly, f.key) {
-				return ph, p.errf(f.val, fp, "not supported at phase level: the emulator sets it once per thread (move it to %s)", t.path)
+			if k, ok := rtTaskKeys.lookup(f.key); ok && k.thread {
+				return false, p.errf(f.val, fp, "not supported at phase level: the emulator sets it once per thread (move it to %s)", t.path)
 			}
 			if slices.Contains(rtUnmodeled, f.key) {
-				return ph, p.errf(f.val, fp, "not modeled (SCHED_DEADLINE and NUMA binding are not part of the emulator)")
+				return false, p.unmodeled(f.val, fp)
 			}
-			return ph, p.errf(f.val, fp, "unknown field (allowed: loop, cpus, and the events %s)", rtSupportedEvents)
+			return false, nil
+		}, ", and the events "+rtSupportedEvents)
+		if err != nil {
+			return ph, err
+		}
+	} else {
+		for _, f := range n.obj {
+			if _, err := event(f, join(path, f.key)); err != nil {
+				return ph, err
+			} // the task's own keys are task()'s
 		}
 	}
 	if len(ph.events) == 0 {
@@ -675,189 +754,92 @@ func (p *rtParse) phase(name string, n *jnode, path string, ownObject bool, time
 	return ph, nil
 }
 
-func (p *rtParse) event(kind rtEvKind, n *jnode, path string, timers map[string]int) (rtEvent, error) {
-	e := rtEvent{kind: kind, node: n, path: path}
-	var err error
-	switch kind {
-	case rtRun, rtRuntime, rtSleep:
-		e.ns, err = p.usec(n, path)
-	case rtTimer:
-		if err := p.object(n, path); err != nil {
-			return e, err
-		}
-		if err := p.uniqueKeys(n, path, nil); err != nil {
-			return e, err
-		}
-		var ref string
-		var period *jnode
-		for _, f := range n.obj {
-			fp := join(path, f.key)
-			switch f.key {
-			case "ref":
-				if ref, err = p.string(f.val, fp); err != nil {
-					return e, err
-				}
-			case "period":
-				period = f.val
-			case "mode":
-				s, err := p.string(f.val, fp)
-				if err != nil {
-					return e, err
-				}
-				switch s {
-				case "relative":
-				case "absolute":
-					e.abs = true
-				default:
-					return e, p.errf(f.val, fp, "unknown mode %q (allowed: relative, absolute)", s)
-				}
-			default:
-				return e, p.errf(f.val, fp, "unknown field (allowed: ref, period, mode)")
-			}
-		}
-		if ref == "" {
-			return e, p.errf(n, join(path, "ref"), "missing: a timer needs a ref name")
-		}
-		if period == nil {
-			return e, p.errf(n, join(path, "period"), "missing: a timer needs a period in usec")
-		}
-		if e.ns, err = p.usec(period, join(path, "period")); err != nil {
-			return e, err
-		}
-		if e.ns == 0 {
-			return e, p.errf(period, join(path, "period"), "must be > 0 usec")
-		}
-		i, ok := timers[ref]
-		if !ok {
-			i = len(timers)
-			timers[ref] = i
-		}
-		e.res = i
-	case rtLock, rtUnlock:
-		s, err := p.string(n, path)
-		if err != nil {
-			return e, err
-		}
-		if s == "" {
-			return e, p.errf(n, path, "empty mutex name")
-		}
-		e.res = p.cfg.mutexID(s)
-	case rtSignal, rtBroad:
-		s, err := p.string(n, path)
-		if err != nil {
-			return e, err
-		}
-		if s == "" {
-			return e, p.errf(n, path, "empty condition name")
-		}
-		e.res = p.cfg.condID(s)
-	case rtWait, rtSync:
-		if err := p.object(n, path); err != nil {
-			return e, err
-		}
-		if err := p.uniqueKeys(n, path, nil); err != nil {
-			return e, err
-		}
-		var ref, mutex string
-		for _, f := range n.obj {
-			fp := join(path, f.key)
-			switch f.key {
-			case "ref":
-				ref, err = p.string(f.val, fp)
-			case "mutex":
-				mutex, err = p.string(f.val, fp)
-			default:
-				err = p.errf(f.val, fp, "unknown field (allowed: ref, mutex)")
-			}
-			if err != nil {
-				return e, err
-			}
-		}
-		if ref == "" {
-			return e, p.errf(n, join(path, "ref"), "missing: name the condition")
-		}
-		if mutex == "" {
-			return e, p.errf(n, join(path, "mutex"), "missing: name the mutex held around the wait")
-		}
-		e.res = p.cfg.condID(ref)
-		e.mutex = p.cfg.mutexID(mutex)
-	case rtYield:
-		if n.kind != jStr {
-			err = p.errf(n, path, "must be a string (may be empty), got %v", n.kind)
-		}
-	}
-	e.kind = kind
-	return e, err
+// duration reads run, runtime and sleep: a time in usec.
+func (p *rtParse) duration(e *rtEvent, n *jnode, path string) (err error) {
+	e.ns, err = p.usec(n, path)
+	return err
 }
 
-// checkTask replays a thread's events in order: a mutex is unlocked (or
-// waited with) only when held, never locked twice, and released by the
-// end of the phases (or a loop would relock it); the thread must use
-// time somewhere, or it would spin.
-func (p *rtParse) checkTask(t *rtTask) error {
-	held := map[int]bool{}
-	timed := false
-	for _, ph := range t.phases {
-		phTimed := false
-		iters := 1
-		if ph.loop != 1 {
-			iters = 2 // a second iteration catches a lock left held
-		}
-		for range iters {
-			for _, e := range ph.events {
-				switch e.kind {
-				case rtRun, rtRuntime, rtSleep:
-					if e.ns > 0 {
-						phTimed = true
-					}
-				case rtTimer:
-					phTimed = true
-				case rtLock:
-					if held[e.res] {
-						return p.errf(e.node, e.path, "mutex %q is already held here (rt-app mutexes are not recursive; unlock it first)", p.cfg.mutexes[e.res])
-					}
-					held[e.res] = true
-				case rtUnlock:
-					if !held[e.res] {
-						return p.errf(e.node, e.path, "mutex %q is not held here (lock it earlier in the phase order)", p.cfg.mutexes[e.res])
-					}
-					delete(held, e.res)
-				case rtWait, rtSync:
-					if !held[e.mutex] {
-						return p.errf(e.node, e.path, "mutex %q must be held around the wait (lock it before, as pthread_cond_wait() requires)", p.cfg.mutexes[e.mutex])
-					}
-				}
-			}
-		}
-		if ph.loop < 0 && !phTimed {
-			return p.errf(ph.node, ph.path, "loops forever without a run, runtime, sleep or timer event: it would spin without using time")
-		}
-		timed = timed || phTimed
+// timer reads a timer event: clock_nanosleep() to the next period
+// boundary of the timer named by ref.
+func (p *rtParse) timer(e *rtEvent, n *jnode, path string) error {
+	if err := p.object(n, path); err != nil {
+		return err
 	}
-	for m := range held {
-		return p.errf(t.phases[len(t.phases)-1].node, t.path, "mutex %q is still held at the end of the phases (unlock it in the phase order)", p.cfg.mutexes[m])
+	if err := p.uniqueKeys(n, path, nil); err != nil {
+		return err
 	}
-	if !timed {
-		return p.errf(t.phases[0].node, t.path, "no run, runtime, sleep or timer event with a duration: the thread would spin without using time")
+	tu := &rtTimerUse{e: e}
+	if err := rtTimerKeys.read(p, tu, n, path, nil, ""); err != nil {
+		return err
 	}
+	if tu.ref == "" {
+		return p.errf(n, join(path, "ref"), "missing: a timer needs a ref name")
+	}
+	if tu.period == nil {
+		return p.errf(n, join(path, "period"), "missing: a timer needs a period in usec")
+	}
+	var err error
+	if e.ns, err = p.usec(tu.period, join(path, "period")); err != nil {
+		return err
+	}
+	if e.ns == 0 {
+		return p.errf(tu.period, join(path, "period"), "must be > 0 usec")
+	}
+	i, ok := p.timers[tu.ref]
+	if !ok {
+		i = len(p.timers)
+		p.timers[tu.ref] = i
+	}
+	e.res = i
 	return nil
 }
 
-// checkEnds rejects a description that never ends: a thread looping
-// forever needs a duration.
-func (c *rtConfig) checkEnds(file string) error {
-	if c.duration > 0 {
-		return nil
+// mutexName reads lock and unlock: the mutex's name.
+func (p *rtParse) mutexName(e *rtEvent, n *jnode, path string) error {
+	s, err := p.string(n, path)
+	if err != nil {
+		return err
 	}
-	for _, t := range c.tasks {
-		if t.loop < 0 {
-			return flagErr("-f", "%s: %s.loop: -1 (forever, the default with phases) needs global.duration > 0 or -d SECONDS; or give the task a loop count", file, t.path)
-		}
-		for _, ph := range t.phases {
-			if ph.loop < 0 {
-				return flagErr("-f", "%s: %s.loop: -1 (forever) needs global.duration > 0 or -d SECONDS", file, ph.path)
-			}
-		}
+	if s == "" {
+		return p.errf(n, path, "empty mutex name")
 	}
+	e.res = p.cfg.mutexID(s)
+	return nil
+}
+
+// condName reads signal and broad: the condition's name.
+func (p *rtParse) condName(e *rtEvent, n *jnode, path string) error {
+	s, err := p.string(n, path)
+	if err != nil {
+		return err
+	}
+	if s == "" {
+		return p.errf(n, path, "empty condition name")
+	}
+	e.res = p.cfg.condID(s)
+	return nil
+}
+
+// wait reads wait and sync: the condition and the mutex held around it.
+func (p *rtParse) wait(e *rtEvent, n *jnode, path string) error {
+	if err := p.object(n, path); err != nil {
+		return err
+	}
+	if err := p.uniqueKeys(n, path, nil); err != nil {
+		return err
+	}
+	var wu rtWaitUse
+	if err := rtWaitKeys.read(p, &wu, n, path, nil, ""); err != nil {
+		return err
+	}
+	if wu.ref == "" {
+		return p.errf(n, join(path, "ref"), "missing: name the condition")
+	}
+	if wu.mutex == "" {
+		return p.errf(n, join(path, "mutex"), "missing: name the mutex held around the wait")
+	}
+	e.res = p.cfg.condID(wu.ref)
+	e.mutex = p.cfg.mutexID(wu.mutex)
 	return nil
 }
