@@ -64,25 +64,14 @@ import (
 //     taskgroup (rt-app_taskgroups.c: a cgroup path, each distinct path
 //     created once, under -cgroup when it is given).
 //
-// The mutex and condition model. An emu.Sem has one waiter, its owner, so
-// a mutex that several threads wait for cannot be one semaphore, and
-// threads may share nothing but semaphores. Each mutex used by more than
-// one thread gets a lock-manager task that owns the mutex's state (owner
-// and FIFO queue of waiters) and a request semaphore; every thread owns
-// one grant semaphore. lock = signal the manager (stamp: op, mutex,
-// thread; WF_SYNC as the locker sleeps next) and wait for the grant;
-// unlock = signal the manager, which hands the mutex to the first waiter
-// (a plain wakeup, as FUTEX_WAKE). A condition likewise has a manager
-// holding its FIFO of waiters: wait registers with it, releases the mutex
-// and blocks; signal (broad) makes the manager re-queue the first (every)
-// waiter on the mutex's manager, which grants it the mutex when free, as
-// pthread_cond_wait() returns with the mutex held. A signal with no
-// waiter is lost, as with pthread_cond_signal(). This costs extra wakeup
-// hops that a real futex does not: an uncontended lock is a userspace
-// cmpxchg on Linux but here a round trip to the manager (two wakeups,
-// usually on the locker's CPU), and every unlock wakes the manager where
-// Linux enters the kernel only if there are waiters; a contended handoff
-// goes unlocker -> manager -> waiter instead of unlocker -> waiter. The
+// The mutex and condition model is futex.go's: each mutex used by more
+// than one thread is a fifoLock server task and each condition a
+// fifoCond, every thread owning one grant semaphore. lock = a request to
+// the server (WF_SYNC, as the locker sleeps next) and a wait for the
+// grant; unlock = a request, on which the server hands the mutex to the
+// first waiter; wait = register with the condition's server, release the
+// mutex and block until a signal has re-queued it on the mutex. The
+// extra wakeup hops this costs against a real futex are futex.go's. The
 // manager tasks appear in schedstat and traces as rtapp-mtx:NAME and
 // rtapp-cond:NAME. A mutex used by a single thread never blocks and has
 // no manager: its lock and unlock are free, as an uncontended futex.
@@ -118,7 +107,7 @@ type rtApp struct {
 
 	threads []*rtThread
 	nMgr    int
-	mutexes []*rtManager // the mutex managers
+	mutexes []*fifoLock // the mutex managers
 }
 
 func init() {
@@ -258,10 +247,10 @@ func (w *rtApp) Setup(s *emu.Sim) error {
 		th.t = task
 	}
 	w.nMgr = 0
-	addMgr := func(comm string, mg *rtManager) error {
+	addMgr := func(req *emu.Sem, prog emu.ProgramFunc) error {
 		_, err := s.NewTask(emu.TaskSpec{
-			Comm: comm, CPU: Spread(s, len(w.threads)+w.nMgr), Group: base,
-			Prog: emu.ProgramFunc(mg.next), Sems: []*emu.Sem{mg.req},
+			Comm: req.Name, CPU: Spread(s, len(w.threads)+w.nMgr), Group: base,
+			Prog: prog, Sems: []*emu.Sem{req},
 		})
 		w.nMgr++
 		return err
@@ -269,15 +258,15 @@ func (w *rtApp) Setup(s *emu.Sim) error {
 	w.mutexes = nil
 	for i, req := range sh.mutexReq {
 		if req != nil {
-			mg := &rtManager{sh: sh, id: i, req: req, owner: -1}
+			mg := newFIFOLock(cfg.mutexes[i], i, req, sh.grants, 0)
 			w.mutexes = append(w.mutexes, mg)
-			if err := addMgr(req.Name, mg); err != nil {
+			if err := addMgr(req, mg.next); err != nil {
 				return err
 			}
 		}
 	}
 	for i, req := range sh.condReq {
-		if err := addMgr(req.Name, &rtManager{sh: sh, cond: true, id: i, req: req, owner: -1}); err != nil {
+		if err := addMgr(req, newFIFOCond(cfg.conds[i], req, sh.mutexReq, sh.grants).next); err != nil {
 			return err
 		}
 	}

@@ -10,24 +10,7 @@ import (
 
 // The rt-app runner (rtapp.go): one rtThread per task instance, stepping
 // through its phases and events as rt-app's thread_body() and
-// run_event() do, and the managers behind its mutexes and conditions.
-
-// Manager request ops, in a stamp: op<<56 | mutex<<32 | thread.
-const (
-	rtOpLock = iota + 1
-	rtOpUnlock
-	rtOpWait
-	rtOpSignal
-	rtOpBroad
-)
-
-func rtStamp(op, mutex, thread int) int64 {
-	return int64(op)<<56 | int64(mutex)<<32 | int64(thread)
-}
-
-func rtUnstamp(v int64) (op, mutex, thread int) {
-	return int(v >> 56), int(v>>32) & 0xffffff, int(v & 0xffffffff)
-}
+// run_event() do, whose mutexes and conditions are futex.go's servers.
 
 // rtShared are the semaphores of the run, built in Setup before any task
 // runs and only read afterwards.
@@ -211,7 +194,7 @@ func (th *rtThread) event(e *rtEvent, now int64) (emu.Action, bool) {
 		if th.step == 0 {
 			th.step = 1
 			th.mark = now
-			return emu.SignalStamp(req, rtStamp(rtOpLock, e.res, th.idx)).WithSync(), true
+			return emu.SignalStamp(req, lockStamp(opLock, e.res, th.idx)).WithSync(), true
 		}
 		th.pending = rtPendBlock
 		return th.done(emu.Wait(sh.grants[th.idx]))
@@ -220,11 +203,11 @@ func (th *rtThread) event(e *rtEvent, now int64) (emu.Action, bool) {
 		if req == nil {
 			return emu.Action{}, false
 		}
-		return th.done(emu.SignalStamp(req, rtStamp(rtOpUnlock, e.res, th.idx)))
+		return th.done(emu.SignalStamp(req, lockStamp(opUnlock, e.res, th.idx)))
 	case rtSignal:
-		return th.done(emu.SignalStamp(sh.condReq[e.res], rtStamp(rtOpSignal, 0, th.idx)))
+		return th.done(emu.SignalStamp(sh.condReq[e.res], lockStamp(opSignal, 0, th.idx)))
 	case rtBroad:
-		return th.done(emu.SignalStamp(sh.condReq[e.res], rtStamp(rtOpBroad, 0, th.idx)))
+		return th.done(emu.SignalStamp(sh.condReq[e.res], lockStamp(opBroad, 0, th.idx)))
 	case rtWait, rtSync:
 		// pthread_cond_wait(): join the condition's waiters, release
 		// the mutex, sleep until signalled and the mutex is ours again.
@@ -235,11 +218,11 @@ func (th *rtThread) event(e *rtEvent, now int64) (emu.Action, bool) {
 				th.step = 1
 				th.mark = now
 				if e.kind == rtSync {
-					return emu.SignalStamp(sh.condReq[e.res], rtStamp(rtOpSignal, 0, th.idx)), true
+					return emu.SignalStamp(sh.condReq[e.res], lockStamp(opSignal, 0, th.idx)), true
 				}
 			case 1:
 				th.step = 2
-				a := emu.SignalStamp(sh.condReq[e.res], rtStamp(rtOpWait, e.mutex, th.idx))
+				a := emu.SignalStamp(sh.condReq[e.res], lockStamp(opWait, e.mutex, th.idx))
 				if sh.mutexReq[e.mutex] == nil {
 					a = a.WithSync()
 				}
@@ -247,7 +230,7 @@ func (th *rtThread) event(e *rtEvent, now int64) (emu.Action, bool) {
 			case 2:
 				th.step = 3
 				if req := sh.mutexReq[e.mutex]; req != nil {
-					return emu.SignalStamp(req, rtStamp(rtOpUnlock, e.mutex, th.idx)).WithSync(), true
+					return emu.SignalStamp(req, lockStamp(opUnlock, e.mutex, th.idx)).WithSync(), true
 				}
 			default:
 				th.pending = rtPendBlock
@@ -258,95 +241,6 @@ func (th *rtThread) event(e *rtEvent, now int64) (emu.Action, bool) {
 		return th.done(emu.Yield().With(hwmodel.OpSyscall))
 	}
 	panic(fmt.Sprintf("rtapp: unknown event %d", e.kind))
-}
-
-// rtManager owns a mutex's or a condition's state: the lock owner and
-// the FIFO of lockers, or the FIFO of condition waiters.
-type rtManager struct {
-	sh    *rtShared
-	cond  bool
-	id    int
-	req   *emu.Sem
-	owner int
-	queue []int        // mutex: threads waiting for it
-	waitq [][2]int     // condition: {thread, mutex} waiting
-	out   []emu.Action // signals still to send
-	got   bool
-}
-
-func (mg *rtManager) next(t *emu.Task) emu.Action {
-	if mg.got {
-		mg.got = false
-		op, mutex, thread := rtUnstamp(t.Stamp())
-		if mg.cond {
-			mg.condOp(op, mutex, thread)
-		} else {
-			mg.mutexOp(op, thread)
-		}
-	}
-	if len(mg.out) > 0 {
-		a := mg.out[0]
-		mg.out = mg.out[1:]
-		return a
-	}
-	mg.got = true
-	return emu.Wait(mg.req)
-}
-
-// grant hands the mutex to a thread (FUTEX_WAKE of the waiter).
-func (mg *rtManager) grant(thread int) {
-	mg.owner = thread
-	mg.out = append(mg.out, emu.Signal(mg.sh.grants[thread]))
-}
-
-func (mg *rtManager) mutexOp(op, thread int) {
-	switch op {
-	case rtOpLock:
-		if mg.owner < 0 {
-			mg.grant(thread)
-		} else {
-			mg.queue = append(mg.queue, thread)
-		}
-	case rtOpUnlock:
-		if mg.owner != thread {
-			panic(fmt.Sprintf("rtapp: thread %d unlocks mutex %q held by %d", thread, mg.sh.cfg.mutexes[mg.id], mg.owner))
-		}
-		mg.owner = -1
-		if len(mg.queue) > 0 {
-			next := mg.queue[0]
-			mg.queue = mg.queue[1:]
-			mg.grant(next)
-		}
-	default:
-		panic(fmt.Sprintf("rtapp: mutex manager got op %d", op))
-	}
-}
-
-func (mg *rtManager) condOp(op, mutex, thread int) {
-	wake := func(w [2]int) {
-		// The waiter returns holding the mutex: queue it on the mutex.
-		if req := mg.sh.mutexReq[w[1]]; req != nil {
-			mg.out = append(mg.out, emu.SignalStamp(req, rtStamp(rtOpLock, w[1], w[0])))
-		} else {
-			mg.out = append(mg.out, emu.Signal(mg.sh.grants[w[0]]))
-		}
-	}
-	switch op {
-	case rtOpWait:
-		mg.waitq = append(mg.waitq, [2]int{thread, mutex})
-	case rtOpSignal:
-		if len(mg.waitq) > 0 {
-			wake(mg.waitq[0])
-			mg.waitq = mg.waitq[1:]
-		}
-	case rtOpBroad:
-		for _, w := range mg.waitq {
-			wake(w)
-		}
-		mg.waitq = nil
-	default:
-		panic(fmt.Sprintf("rtapp: condition manager got op %d", op))
-	}
 }
 
 // inProgress is a thread's run, sleep and blocked time not yet accounted
