@@ -795,30 +795,31 @@ func (p *rtParse) timer(e *rtEvent, n *jnode, path string) error {
 	return nil
 }
 
+// name reads the name of a mutex or condition (what).
+func (p *rtParse) name(n *jnode, path, what string) (string, error) {
+	s, err := p.string(n, path)
+	if err == nil && s == "" {
+		err = p.errf(n, path, "empty %s name", what)
+	}
+	return s, err
+}
+
 // mutexName reads lock and unlock: the mutex's name.
 func (p *rtParse) mutexName(e *rtEvent, n *jnode, path string) error {
-	s, err := p.string(n, path)
-	if err != nil {
-		return err
+	s, err := p.name(n, path, "mutex")
+	if err == nil {
+		e.res = p.cfg.mutexID(s)
 	}
-	if s == "" {
-		return p.errf(n, path, "empty mutex name")
-	}
-	e.res = p.cfg.mutexID(s)
-	return nil
+	return err
 }
 
 // condName reads signal and broad: the condition's name.
 func (p *rtParse) condName(e *rtEvent, n *jnode, path string) error {
-	s, err := p.string(n, path)
-	if err != nil {
-		return err
+	s, err := p.name(n, path, "condition")
+	if err == nil {
+		e.res = p.cfg.condID(s)
 	}
-	if s == "" {
-		return p.errf(n, path, "empty condition name")
-	}
-	e.res = p.cfg.condID(s)
-	return nil
+	return err
 }
 
 // wait reads wait and sync: the condition and the mutex held around it.
