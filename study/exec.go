@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"time"
 
@@ -181,7 +180,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	o := &Outcome{Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
-		Counters: Counters(s), Profile: prof, Shares: shares, Report: report.String()}
+		Counters: s.Counters(), Profile: prof, Shares: shares, Report: report.String()}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}
@@ -197,37 +196,6 @@ func BusyShare(s *emu.Sim, sym string) float64 {
 		all += p.NS
 	}
 	return 100 * float64(s.SymbolNS(sym)) / float64(max(all-idle, 1))
-}
-
-// Counters are a run's machine-wide numbers: the summed CPU counters,
-// per-second rates, and the run's own statistics.
-func Counters(s *emu.Sim) map[string]float64 {
-	c := map[string]float64{}
-	// Every exported counter of emu.RQStats, summed over the CPUs.
-	for cpu := range s.Machine().CPUs {
-		v := reflect.ValueOf(s.RQ(cpu).Stats)
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Type().Field(i)
-			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
-				c["sched."+f.Name] += float64(v.Field(i).Int())
-			}
-		}
-	}
-	switches := c["sched.NrSwitches"]
-	var mig, wakeups int64
-	for _, t := range s.Tasks() {
-		mig += t.Stats.NrMigrations
-		wakeups += t.Stats.NrWakeups
-	}
-	sec := float64(max(s.Now(), 1)) / 1e9
-	c["sched.nr_migrations"] = float64(mig)
-	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
-	c["rate.migrations_per_sec"] = float64(mig) / sec
-	c["rate.context_switches_per_sec"] = switches / sec
-	c["run.virtual_sec"] = sec
-	c["run.epochs"] = float64(s.Epochs)
-	c["run.late_msgs"] = float64(s.LateMsgs)
-	return c
 }
 
 // Params are the workload flags a command line sets, name to value as

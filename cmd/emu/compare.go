@@ -137,7 +137,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				prof[p.Symbol] = p.Percent
 			}
 			results[side] = append(results[side], sample{metrics: m, lkp: bench.LKPStats(st.spec.Name, report.String()),
-				counters: counters(res.Sim), profile: prof})
+				counters: res.Sim.Counters(), profile: prof})
 			if e.progress {
 				fmt.Fprintf(stderr, "emu compare: %-5s seed %d: %s = %.6g (%.1f s host)\n",
 					[]string{"base", "patch"}[side], seed, m.Primary, m.Values[m.Primary], time.Since(t0).Seconds())

@@ -21,7 +21,6 @@ import (
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
-	"github.com/rqemu/rqemu/study"
 )
 
 const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
@@ -654,10 +653,6 @@ func parseCPUList(s string, n int) ([]int, error) {
 	return out, nil
 }
 
-// counters are a run's machine-wide numbers: the summed CPU counters,
-// per-second rates, and the run's own statistics.
-func counters(s *emu.Sim) map[string]float64 { return study.Counters(s) }
-
 // jsonHostKeys says which keys of -json depend on where and how the run
 // ran: the rest is the same bytes for the same seed and flags, whatever
 // the driver, -workers, -pin or -progress.
@@ -671,7 +666,7 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 	}
 	id := hwmodel.CPUIDIdentity()
 	hostname, _ := os.Hostname()
-	cs := counters(s)
+	cs := s.Counters()
 	keys := make([]string, 0, len(cs))
 	for k := range cs {
 		keys = append(keys, k)
