@@ -123,17 +123,10 @@ func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := bench.Lookup(r.Workload)
-	if err != nil {
-		return nil, err
+	w, err := bench.Build(r.Workload, r.Args, m)
+	if pe := (*bench.ParseError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", r.CommandLine(), pe.Err)
 	}
-	fs := flag.NewFlagSet(r.Workload, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	mk := spec.Flags(fs)
-	if err := bench.ParseArgs(fs, spec, r.Args); err != nil {
-		return nil, fmt.Errorf("%s: %w", r.CommandLine(), err)
-	}
-	w, err := mk(m)
 	if err != nil {
 		return nil, err
 	}
@@ -202,14 +195,10 @@ func BusyShare(s *emu.Sim, sym string) float64 {
 // the flag prints it (netperf -nr 100% gives "nr": "100%"); nil when the
 // command line does not parse.
 func Params(workload string, args []string) map[string]string {
-	spec, err := bench.Lookup(workload)
-	if err != nil {
-		return nil
-	}
 	fs := flag.NewFlagSet(workload, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	spec.Flags(fs)
-	if err := bench.ParseArgs(fs, spec, args); err != nil {
+	c, err := bench.Declare(fs, workload)
+	if err != nil || c.Parse(args) != nil {
 		return nil
 	}
 	p := map[string]string{}

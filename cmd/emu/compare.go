@@ -152,11 +152,14 @@ func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stder
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	declare(fs)
-	mk := st.spec.Flags(fs)
-	if err := bench.ParseArgs(fs, st.spec, st.args); err != nil {
+	cmd, err := bench.Declare(fs, st.spec.Name)
+	if err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
-	w, err := mk(st.m)
+	if err := cmd.Parse(st.args); err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	w, err := cmd.Build(st.m)
 	if err != nil {
 		return nil, workloadError(err)
 	}
