@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -130,19 +128,8 @@ func init() {
 				if math.IsNaN(w.durS) || w.durS < 0 || w.durS > MaxSeconds {
 					return nil, flagErr("-d", "duration must be positive seconds (at most %d), or 0 to keep global.duration; got %g", MaxSeconds, w.durS)
 				}
-				var src []byte
-				var err error
-				if w.file == "-" {
-					src, err = readAtMost(os.Stdin, rtMaxFile)
-					w.label = "<stdin>"
-				} else {
-					var f *os.File
-					if f, err = os.Open(w.file); err == nil {
-						src, err = readAtMost(f, rtMaxFile)
-						f.Close()
-					}
-					w.label = filepath.Base(w.file)
-				}
+				src, label, err := readRtFile(w.file)
+				w.label = label
 				if err != nil {
 					return nil, flagErr("-f", "%v", err)
 				}

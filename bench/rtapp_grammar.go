@@ -79,6 +79,18 @@ func (ks rtKeys[T]) read(p *rtParse, dst T, n *jnode, path string, other func(f 
 	return nil
 }
 
+// readObject reads n, which must be an object without repeated keys,
+// with table ks into dst (the global, timer and wait objects).
+func readObject[T any](p *rtParse, ks rtKeys[T], dst T, n *jnode, path string) error {
+	if err := p.object(n, path); err != nil {
+		return err
+	}
+	if err := p.uniqueKeys(n, path, nil); err != nil {
+		return err
+	}
+	return ks.read(p, dst, n, path, nil, "")
+}
+
 // rtAccept is a reader that checks the value's kind and ignores it (keys
 // rt-app takes that do not change the model); what names the kinds in the
 // error.
@@ -524,13 +536,7 @@ func (p *rtParse) policy(n *jnode, path string) error {
 }
 
 func (p *rtParse) global(n *jnode, path string) error {
-	if err := p.object(n, path); err != nil {
-		return err
-	}
-	if err := p.uniqueKeys(n, path, nil); err != nil {
-		return err
-	}
-	return rtGlobalKeys.read(p, p.cfg, n, path, nil, "")
+	return readObject(p, rtGlobalKeys, p.cfg, n, path)
 }
 
 // resources is rt-app's legacy resource table: accepted, as rt-app now
@@ -763,14 +769,8 @@ func (p *rtParse) duration(e *rtEvent, n *jnode, path string) (err error) {
 // timer reads a timer event: clock_nanosleep() to the next period
 // boundary of the timer named by ref.
 func (p *rtParse) timer(e *rtEvent, n *jnode, path string) error {
-	if err := p.object(n, path); err != nil {
-		return err
-	}
-	if err := p.uniqueKeys(n, path, nil); err != nil {
-		return err
-	}
 	tu := &rtTimerUse{e: e}
-	if err := rtTimerKeys.read(p, tu, n, path, nil, ""); err != nil {
+	if err := readObject(p, rtTimerKeys, tu, n, path); err != nil {
 		return err
 	}
 	if tu.ref == "" {
@@ -824,14 +824,8 @@ func (p *rtParse) condName(e *rtEvent, n *jnode, path string) error {
 
 // wait reads wait and sync: the condition and the mutex held around it.
 func (p *rtParse) wait(e *rtEvent, n *jnode, path string) error {
-	if err := p.object(n, path); err != nil {
-		return err
-	}
-	if err := p.uniqueKeys(n, path, nil); err != nil {
-		return err
-	}
 	var wu rtWaitUse
-	if err := rtWaitKeys.read(p, &wu, n, path, nil, ""); err != nil {
+	if err := readObject(p, rtWaitKeys, &wu, n, path); err != nil {
 		return err
 	}
 	if wu.ref == "" {

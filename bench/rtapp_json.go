@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -56,6 +58,20 @@ type jparser struct {
 // rtMaxFile bounds the size of an rt-app file (its grammar makes a
 // thousand-task description a few hundred KiB).
 const rtMaxFile = 64 << 20
+
+// readRtFile reads an rt-app file ("-": stdin) and names it for messages.
+func readRtFile(name string) (src []byte, label string, err error) {
+	if name == "-" {
+		src, err = readAtMost(os.Stdin, rtMaxFile)
+		return src, "<stdin>", err
+	}
+	f, err := os.Open(name)
+	if err == nil {
+		src, err = readAtMost(f, rtMaxFile)
+		f.Close()
+	}
+	return src, filepath.Base(name), err
+}
 
 // readAtMost reads r to its end, failing beyond max bytes.
 func readAtMost(r io.Reader, max int64) ([]byte, error) {
