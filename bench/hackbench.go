@@ -320,16 +320,20 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	if err := s.SetSocketFamily("unix"); err != nil { // socketpair(AF_UNIX, SOCK_STREAM)
 		return err
 	}
-	// The actions' templates, copied with their semaphore filled in, so
-	// that the kernel op lists are built once.
-	write := emu.SignalStamp(nil, 0).With(hwmodel.OpSockSend).WithSync()
-	read := emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
-	if w.pipe {
-		write = emu.SignalStamp(nil, 0).With(hwmodel.OpPipeWrite).WithSync()
-		read = emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+	// A receiver's channel: written with WF_SYNC by pipe_write() or
+	// unix_stream_sendmsg() (the copy-in carries the syscall entry), read
+	// by one read(); a full writer sleeps in the syscall, and the reader
+	// gives room back with a sync wakeup.
+	path := &chanPath{
+		write: emu.Signal(nil).With(hwmodel.OpSockSend).WithSync(),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv),
+		full:  emu.Wait(nil).With(hwmodel.OpSyscall),
+		room:  emu.Signal(nil).WithSync(),
 	}
-	full := emu.Wait(nil).With(hwmodel.OpSyscall)
-	wake := emu.Signal(nil).WithSync()
+	if w.pipe {
+		path.write = emu.Signal(nil).With(hwmodel.OpPipeWrite).WithSync()
+		path.read = emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+	}
 	credit := max(1, channelCapacity(w.pipe, w.datasize)/w.fds)
 	batch := wakeBatch(w.pipe, w.datasize, credit)
 	cp := copyNS(w.m, w.datasize)
@@ -342,24 +346,19 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	w.end = make([]int64, w.tasks())
 	k := 0 // task index, in creation order
 	for grp := 0; grp < w.groups; grp++ {
-		// data[j]: receiver j's channel. space[i][j]: where sender i
-		// waits for room in it.
-		data := make([]*emu.Sem, w.fds)
-		space := make([][]*emu.Sem, w.fds)
-		for j := range data {
-			data[j] = emu.NewSem(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0)
-		}
-		for i := range space {
-			space[i] = make([]*emu.Sem, w.fds)
-			for j := range space[i] {
-				space[i][j] = emu.NewSem(fmt.Sprintf("%s.g%d.s%d>r%d", name, grp, i, j), 0)
+		// ch[j]: receiver j's channel, with sender i's room in it.
+		ch := make([]channel, w.fds)
+		for j := range ch {
+			spaces := make([]string, w.fds)
+			for i := range spaces {
+				spaces[i] = fmt.Sprintf("%s.g%d.s%d>r%d", name, grp, i, j)
 			}
+			ch[j] = path.open(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0, spaces...)
 		}
 		// receiver(): read fds*loops messages, one read() each, and
 		// give a writer its room back every batch messages.
 		for j := 0; j < w.fds; j++ {
-			idx, total := k, w.fds*w.loops
-			ch := data[j]
+			idx, total, ch := k, w.fds*w.loops, ch[j]
 			// Owned by the task's CPU: messages read, step, the last
 			// message's sender, and per sender the messages read
 			// since its last wakeup.
@@ -373,9 +372,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 						return emu.Exit()
 					}
 					phase = 1
-					a := read
-					a.Sem = ch
-					return a
+					return ch.recv()
 				case 1:
 					// copy_to_user() of the message.
 					n++
@@ -390,13 +387,11 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					// pipe_read() / unix_write_space(): wake the
 					// writer, sync.
 					phase = 0
-					a := wake
-					a.Sem = space[from][j]
-					return a
+					return ch.giveRoom(from)
 				}
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-recv", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: []*emu.Sem{ch},
+				Comm: name + "-recv", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: []*emu.Sem{ch.data},
 				MM: taskMM(w.threaded, k),
 			}); err != nil {
 				return err
@@ -406,7 +401,10 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		// sender(): loops times, one message to each receiver in turn.
 		for i := 0; i < w.fds; i++ {
 			idx := k
-			mine := space[i]
+			mine := make([]*emu.Sem, w.fds) // its room in each receiver's channel
+			for j := range mine {
+				mine[j] = ch[j].space[i]
+			}
 			// Owned by the task's CPU: loop, receiver, step, and the
 			// messages it may still send to each receiver.
 			l, j, phase := 0, 0, 0
@@ -425,9 +423,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 						// write() finds the channel full: sleep
 						// until the reader makes room.
 						phase = 1
-						a := full
-						a.Sem = mine[j]
-						return a
+						return ch[j].waitRoom(i)
 					}
 					// write(): enter, copy_from_user() the message.
 					avail[j]--
@@ -439,8 +435,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					return emu.Run(cp)
 				default:
 					// Queue the message and wake the reader, sync.
-					a := write
-					a.Sem, a.NS = data[j], int64(i)
+					a := ch[j].sendStamp(int64(i))
 					phase = 0
 					if j++; j == w.fds {
 						j = 0

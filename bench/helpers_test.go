@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"testing"
 
 	"github.com/rqemu/rqemu/emu"
@@ -23,23 +22,19 @@ func machine(t testing.TB, name string) *hwmodel.Machine {
 	return m
 }
 
-// build parses a workload's flags for a machine, as emu run does.
+// build parses a workload's flags for a machine, as emu run does; a
+// command line that does not parse is a *FlagError too.
 func build(topo *hwmodel.Machine, name string, args ...string) (Workload, error) {
-	spec, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(new(bytes.Buffer))
-	mk := spec.Flags(fs)
-	if err := ParseArgs(fs, spec, args); err != nil {
+	w, err := Build(name, args, topo)
+	var pe *ParseError
+	if errors.As(err, &pe) {
 		var fe *FlagError
-		if errors.As(err, &fe) {
-			return nil, err
+		if errors.As(pe.Err, &fe) {
+			return nil, pe.Err
 		}
-		return nil, &FlagError{Flag: "flags", Msg: err.Error()}
+		return nil, &FlagError{Flag: "flags", Msg: pe.Err.Error()}
 	}
-	return mk(topo)
+	return w, err
 }
 
 // runW runs a workload on a preset with the serial driver and the

@@ -331,12 +331,25 @@ func (w *netperfBench) sendNS(n int) int64 {
 	return max(1, int64(w.m.CyclesToNS(loopbackFixedCycles)+0.5)+w.netperfCopyNS(n))
 }
 
-func (w *netperfBench) wake(sem *emu.Sem) emu.Action {
-	a := emu.Signal(sem)
-	if w.sync {
-		a = a.WithSync()
+// path is a socket's: the sender's softirq wakes the reader (WF_SYNC
+// unless -sync=false; the send path itself is the sender's Run before
+// it), recvfrom() waits for a datagram; a stream's sender takes a credit
+// of room (TCP: sleeps in sk_stream_wait_memory() for it), and the
+// receiver frees one per message with a plain wakeup.
+func (w *netperfBench) path() *chanPath {
+	p := &chanPath{
+		write: emu.Signal(nil),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv),
+		full:  emu.Wait(nil),
+		room:  emu.Signal(nil),
 	}
-	return a
+	if w.sync {
+		p.write = p.write.WithSync()
+	}
+	if w.test == "TCP_STREAM" {
+		p.full = p.full.With(hwmodel.OpSyscall)
+	}
+	return p
 }
 
 func (w *netperfBench) Setup(s *emu.Sim) error {
@@ -355,20 +368,26 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 		w.drops = make([]int64, w.n)
 		w.recvd = make([]int64, w.n)
 	}
+	path := w.path()
 	for i := 0; i < w.n; i++ {
 		var cli, srv emu.Program
 		var cliSems, srvSems []*emu.Sem
 		switch {
 		case w.rr():
-			reqQ := emu.NewSem(fmt.Sprintf("netserver%d.rx", i), 0)
-			respQ := emu.NewSem(fmt.Sprintf("netperf%d.rx", i), 0)
-			cli, srv = w.rrClient(i, reqQ, respQ), w.rrServer(reqQ, respQ)
-			cliSems, srvSems = []*emu.Sem{respQ}, []*emu.Sem{reqQ}
+			reqQ := path.open(fmt.Sprintf("netserver%d.rx", i), 0)
+			respQ := path.open(fmt.Sprintf("netperf%d.rx", i), 0)
+			count := func(t *emu.Task) {
+				if t.Now() <= w.dur {
+					w.trans[i]++
+				}
+			}
+			cli = w.rrProgram(reqQ, respQ, w.req, w.resp, false, count)
+			srv = w.rrProgram(respQ, reqQ, w.resp, w.req, true, nil)
+			cliSems, srvSems = []*emu.Sem{respQ.data}, []*emu.Sem{reqQ.data}
 		default:
-			data := emu.NewSem(fmt.Sprintf("netserver%d.rx", i), 0)
-			space := emu.NewSem(fmt.Sprintf("netperf%d.space", i), w.credits)
-			cli, srv = w.streamSender(i, data, space), w.streamReceiver(i, data, space)
-			cliSems, srvSems = []*emu.Sem{space}, []*emu.Sem{data}
+			c := path.open(fmt.Sprintf("netserver%d.rx", i), w.credits, fmt.Sprintf("netperf%d.space", i))
+			cli, srv = w.streamSender(i, c), w.streamReceiver(i, c)
+			cliSems, srvSems = c.space, []*emu.Sem{c.data}
 		}
 		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: Spread(s, 2*i), Group: g, Prog: cli, Sems: cliSems, MM: taskMM(false, 2*i)}); err != nil {
 			return err
@@ -380,54 +399,36 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 	return nil
 }
 
-// rrClient is send_omni_inner()'s request/response loop: send the
-// request, wait for the response, count a transaction.
-func (w *netperfBench) rrClient(i int, reqQ, respQ *emu.Sem) emu.Program {
-	step := 0
-	sendNS, recvCopy := w.sendNS(w.req), w.netperfCopyNS(w.resp)
+// rrProgram is one side of a request/response loop, send_omni_inner()'s
+// on the client, recv_omni()'s on the server: sendto() (udp_sendmsg()
+// and the loopback path of a send bytes), whose softirq wakes the peer
+// on out; recvfrom() blocking on in until the peer's message is queued,
+// and skb_copy_datagram_msg() of its recv bytes. The client starts with
+// its send and counts a transaction (got) as each response arrives; the
+// server starts with its wait.
+func (w *netperfBench) rrProgram(out, in channel, send, recv int, server bool, got func(*emu.Task)) emu.Program {
+	st := cycle{n: 4}
+	if server {
+		st.at = 2
+	}
+	sendPath := emu.Run(w.sendNS(send)).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+	recvCopy := w.netperfCopyNS(recv)
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
 		for {
-			st := step
-			step = (step + 1) % 4
-			switch st {
-			case 0: // sendto(): udp_sendmsg() and the loopback path
-				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
-			case 1: // ... whose softirq wakes the server
-				return w.wake(reqQ)
-			case 2: // recvfrom() blocks until the response is queued
-				return emu.Wait(respQ).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
-			case 3: // skb_copy_datagram_msg() of the response
-				if t.Now() <= w.dur {
-					w.trans[i]++
-				}
-				if recvCopy > 0 {
-					return emu.Run(recvCopy)
-				}
-			}
-		}
-	})
-}
-
-// rrServer is recv_omni()'s request/response loop: wait for a request,
-// send the response.
-func (w *netperfBench) rrServer(reqQ, respQ *emu.Sem) emu.Program {
-	step := 0
-	sendNS, recvCopy := w.sendNS(w.resp), w.netperfCopyNS(w.req)
-	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
-		for {
-			st := step
-			step = (step + 1) % 4
-			switch st {
+			switch st.next() {
 			case 0:
-				return emu.Wait(reqQ).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+				return sendPath
 			case 1:
+				return out.send()
+			case 2:
+				return in.recv()
+			case 3:
+				if got != nil {
+					got(t)
+				}
 				if recvCopy > 0 {
 					return emu.Run(recvCopy)
 				}
-			case 2:
-				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
-			case 3:
-				return w.wake(respQ)
 			}
 		}
 	})
@@ -437,38 +438,40 @@ func (w *netperfBench) rrServer(reqQ, respQ *emu.Sem) emu.Program {
 // succeeds; the datagram is queued if the receiver's buffer has room
 // (a credit), else dropped in __udp_enqueue_schedule_skb(). TCP: the
 // sender sleeps in sk_stream_wait_memory() until the window opens.
-func (w *netperfBench) streamSender(i int, data, space *emu.Sem) emu.Program {
-	step := 0
-	sendNS := w.sendNS(w.msgSize)
+func (w *netperfBench) streamSender(i int, c channel) emu.Program {
+	st := cycle{n: 3}
 	tcp := w.test == "TCP_STREAM"
+	sendNS := w.sendNS(w.msgSize)
+	sendPath := emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+	if tcp {
+		sendPath = emu.Run(sendNS).With(hwmodel.OpSockSend) // after the syscall's wait for room
+	}
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
 		for {
-			st := step
-			step = (step + 1) % 3
-			switch st {
+			switch st.next() {
 			case 0:
 				if tcp { // tcp_sendmsg() waits for space first
-					return emu.Wait(space).With(hwmodel.OpSyscall)
+					return c.waitRoom(0)
 				}
-				return emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+				return sendPath
 			case 1:
 				if tcp {
-					return emu.Run(sendNS).With(hwmodel.OpSockSend)
+					return sendPath
 				}
 				w.countSent(i, t)
-				if space.Pending() == 0 { // rmem full: the datagram is dropped
+				if c.space[0].Pending() == 0 { // rmem full: the datagram is dropped
 					if t.Now() <= w.dur {
 						w.drops[i]++
 					}
-					step = 0
+					st.at = 0
 					continue
 				}
-				return emu.Wait(space) // a pending credit: taken at once
+				return c.waitRoom(0) // a pending credit: taken at once
 			case 2:
 				if tcp {
 					w.countSent(i, t)
 				}
-				return w.wake(data)
+				return c.send()
 			}
 		}
 	})
@@ -486,7 +489,7 @@ func (w *netperfBench) countSent(i int, t *emu.Task) {
 // receive size); tcp_cleanup_rbuf() then sends the window update over
 // loopback, whose tcp_ack() -> tcp_check_space() -> sk_stream_write_space()
 // wakes the sender (a plain wakeup).
-func (w *netperfBench) streamReceiver(i int, data, space *emu.Sem) emu.Program {
+func (w *netperfBench) streamReceiver(i int, c channel) emu.Program {
 	step, got, freed := 0, 0, 0
 	ackNS := max(1, int64(w.m.CyclesToNS(loopbackFixedCycles)+0.5))
 	tcp := w.test == "TCP_STREAM"
@@ -499,11 +502,11 @@ func (w *netperfBench) streamReceiver(i int, data, space *emu.Sem) emu.Program {
 			switch step {
 			case 0:
 				step, got, freed = 1, 1, 0
-				return emu.Wait(data).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+				return c.recv()
 			case 1: // (TCP) the rest of what is queued, in the same read
-				if got < batch && data.Pending() > 0 {
+				if got < batch && c.data.Pending() > 0 {
 					got++
-					return emu.Wait(data)
+					return emu.Wait(c.data)
 				}
 				step = 2
 				if t.Now() <= w.dur {
@@ -523,7 +526,7 @@ func (w *netperfBench) streamReceiver(i int, data, space *emu.Sem) emu.Program {
 					continue
 				}
 				freed++
-				return emu.Signal(space)
+				return c.giveRoom(0)
 			}
 		}
 	})

@@ -72,7 +72,12 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
-	pipes := [2]*emu.Sem{emu.NewSem("pipe0", 0), emu.NewSem("pipe1", 0)}
+	// A 4-byte token never fills a pipe: no room to wait for.
+	path := &chanPath{
+		write: emu.Signal(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite).WithSync(),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead),
+	}
+	pipes := [2]channel{path.open("pipe0", 0), path.open("pipe1", 0)}
 	kind := "process"
 	if w.threaded {
 		kind = "thread"
@@ -91,13 +96,13 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 			n++
 			w.trips[i] = (n + 1) / 2
 			if write {
-				return emu.Signal(wr).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite).WithSync()
+				return wr.send()
 			}
-			return emu.Wait(rd).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+			return rd.recv()
 		})
 		t, err := s.NewTask(emu.TaskSpec{
 			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(s, i), Group: g,
-			Prog: prog, Sems: []*emu.Sem{rd}, MM: taskMM(w.threaded, i),
+			Prog: prog, Sems: []*emu.Sem{rd.data}, MM: taskMM(w.threaded, i),
 		})
 		if err != nil {
 			return err

@@ -34,20 +34,17 @@ import (
 //
 // -commit-lock adds a global lock at COMMIT held for -commit-us (the
 // WAL flush under WALWriteLock, or the WAL insert lock): one holder,
-// waiters served in FIFO order. A semaphore has exactly one waiter, so
-// the lock cannot be a shared futex word; it is a lock task (comm
-// "postgres") that executes the critical section on behalf of the
-// requester, remote-core-locking style: the backend posts its index to
-// the lock's request queue (a futex wake, OpSyscall) and sleeps on its
-// own grant semaphore (a futex wait); the lock task takes requests in
-// arrival order, computes -commit-us for each, and wakes its requester.
-// The queue and the "held" state live only in that task (its semaphore's
-// FIFO of pending signals is the wait queue), so nothing is shared.
-// Compared with a real futex this serializes the same work in the same
-// order, but every commit costs two wakeups even uncontended (a real
-// uncontended LWLockAcquire is a user-space compare-and-swap), the
-// critical section runs on the lock task's CPU rather than the holder's,
-// and the holder sleeps instead of running through it. Off by default.
+// waiters served in FIFO order. It is futex.go's fifoLock in its
+// remote-core mode, a lock task (comm "postgres") that executes the
+// critical section on behalf of the requester: the backend posts a
+// request (a futex wake, OpSyscall) and sleeps on its own grant semaphore
+// (a futex wait); the lock task takes requests in arrival order, computes
+// -commit-us for each, and wakes its requester. Compared with a real
+// futex this serializes the same work in the same order, but every commit
+// costs two wakeups even uncontended (a real uncontended LWLockAcquire is
+// a user-space compare-and-swap), the critical section runs on the lock
+// task's CPU rather than the holder's, and the holder sleeps instead of
+// running through it. Off by default.
 //
 // Output: sysbench 1.0.20's: the banner and print_run_mode()'s lines,
 // the --report-interval lines (db_report_intermediate()), then the
@@ -241,7 +238,8 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 	}
 	if w.commitLock {
 		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*w.n), Group: g,
-			Prog: w.lockTask(lockReq, grants), Sems: []*emu.Sem{lockReq}, MM: taskMM(false, w.n)}); err != nil {
+			Prog: emu.ProgramFunc(newFIFOLock(lockReq.Name, 0, lockReq, grants, sysbenchUSToNS(w.commitUS), hwmodel.OpSyscall).next),
+			Sems: []*emu.Sem{lockReq}, MM: taskMM(false, w.n)}); err != nil {
 			return err
 		}
 	}
@@ -339,7 +337,7 @@ func (w *sysbenchBench) backend(i int, req, reply, lockReq, grant *emu.Sem) emu.
 				step = 4
 				if commit {
 					step = 3
-					return emu.SignalStamp(lockReq, int64(i)).With(hwmodel.OpSyscall)
+					return emu.SignalStamp(lockReq, lockStamp(opLock, 0, i)).With(hwmodel.OpSyscall)
 				}
 			case 3: // ... and sleep until the critical section is done
 				step = 4
@@ -348,27 +346,6 @@ func (w *sysbenchBench) backend(i int, req, reply, lockReq, grant *emu.Sem) emu.
 				step = 0
 				return emu.Signal(reply).With(hwmodel.OpSyscall, hwmodel.OpSockSend).WithSync()
 			}
-		}
-	})
-}
-
-// lockTask is the commit lock: it takes requests in arrival order and
-// runs each requester's critical section, then wakes it (futex_wake(): a
-// plain wakeup).
-func (w *sysbenchBench) lockTask(lockReq *emu.Sem, grants []*emu.Sem) emu.Program {
-	commitNS := sysbenchUSToNS(w.commitUS)
-	step := 0
-	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
-		switch step {
-		case 0:
-			step = 1
-			return emu.Wait(lockReq).With(hwmodel.OpSyscall)
-		case 1:
-			step = 2
-			return emu.Run(commitNS)
-		default:
-			step = 0
-			return emu.Signal(grants[t.Stamp()]).With(hwmodel.OpSyscall)
 		}
 	})
 }

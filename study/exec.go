@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"time"
 
@@ -124,17 +123,10 @@ func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := bench.Lookup(r.Workload)
-	if err != nil {
-		return nil, err
+	w, err := bench.Build(r.Workload, r.Args, m)
+	if pe := (*bench.ParseError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", r.CommandLine(), pe.Err)
 	}
-	fs := flag.NewFlagSet(r.Workload, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	mk := spec.Flags(fs)
-	if err := bench.ParseArgs(fs, spec, r.Args); err != nil {
-		return nil, fmt.Errorf("%s: %w", r.CommandLine(), err)
-	}
-	w, err := mk(m)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +173,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	o := &Outcome{Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
-		Counters: Counters(s), Profile: prof, Shares: shares, Report: report.String()}
+		Counters: s.Counters(), Profile: prof, Shares: shares, Report: report.String()}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}
@@ -199,49 +191,14 @@ func BusyShare(s *emu.Sim, sym string) float64 {
 	return 100 * float64(s.SymbolNS(sym)) / float64(max(all-idle, 1))
 }
 
-// Counters are a run's machine-wide numbers: the summed CPU counters,
-// per-second rates, and the run's own statistics.
-func Counters(s *emu.Sim) map[string]float64 {
-	c := map[string]float64{}
-	// Every exported counter of emu.RQStats, summed over the CPUs.
-	for cpu := range s.Machine().CPUs {
-		v := reflect.ValueOf(s.RQ(cpu).Stats)
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Type().Field(i)
-			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
-				c["sched."+f.Name] += float64(v.Field(i).Int())
-			}
-		}
-	}
-	switches := c["sched.NrSwitches"]
-	var mig, wakeups int64
-	for _, t := range s.Tasks() {
-		mig += t.Stats.NrMigrations
-		wakeups += t.Stats.NrWakeups
-	}
-	sec := float64(max(s.Now(), 1)) / 1e9
-	c["sched.nr_migrations"] = float64(mig)
-	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
-	c["rate.migrations_per_sec"] = float64(mig) / sec
-	c["rate.context_switches_per_sec"] = switches / sec
-	c["run.virtual_sec"] = sec
-	c["run.epochs"] = float64(s.Epochs)
-	c["run.late_msgs"] = float64(s.LateMsgs)
-	return c
-}
-
 // Params are the workload flags a command line sets, name to value as
 // the flag prints it (netperf -nr 100% gives "nr": "100%"); nil when the
 // command line does not parse.
 func Params(workload string, args []string) map[string]string {
-	spec, err := bench.Lookup(workload)
-	if err != nil {
-		return nil
-	}
 	fs := flag.NewFlagSet(workload, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	spec.Flags(fs)
-	if err := bench.ParseArgs(fs, spec, args); err != nil {
+	c, err := bench.Declare(fs, workload)
+	if err != nil || c.Parse(args) != nil {
 		return nil
 	}
 	p := map[string]string{}

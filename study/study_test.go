@@ -2,8 +2,6 @@ package study
 
 import (
 	"bytes"
-	"flag"
-	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -91,17 +89,7 @@ func checkRun(t *testing.T, run Run) {
 	if err != nil {
 		t.Fatalf("%s: %v", run.CommandLine(), err)
 	}
-	spec, err := bench.Lookup(run.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	mk := spec.Flags(fs)
-	if err := bench.ParseArgs(fs, spec, run.Args); err != nil {
-		t.Fatalf("%s: %v", run.CommandLine(), err)
-	}
-	if _, err := mk(m); err != nil {
+	if _, err := bench.Build(run.Workload, run.Args, m); err != nil {
 		t.Errorf("%s: %v", run.CommandLine(), err)
 	}
 }

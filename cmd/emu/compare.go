@@ -137,7 +137,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				prof[p.Symbol] = p.Percent
 			}
 			results[side] = append(results[side], sample{metrics: m, lkp: bench.LKPStats(st.spec.Name, report.String()),
-				counters: counters(res.Sim), profile: prof})
+				counters: res.Sim.Counters(), profile: prof})
 			if e.progress {
 				fmt.Fprintf(stderr, "emu compare: %-5s seed %d: %s = %.6g (%.1f s host)\n",
 					[]string{"base", "patch"}[side], seed, m.Primary, m.Values[m.Primary], time.Since(t0).Seconds())
@@ -152,11 +152,14 @@ func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stder
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	declare(fs)
-	mk := st.spec.Flags(fs)
-	if err := bench.ParseArgs(fs, st.spec, st.args); err != nil {
+	cmd, err := bench.Declare(fs, st.spec.Name)
+	if err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
-	w, err := mk(st.m)
+	if err := cmd.Parse(st.args); err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	w, err := cmd.Build(st.m)
 	if err != nil {
 		return nil, workloadError(err)
 	}

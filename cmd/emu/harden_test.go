@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -29,13 +28,7 @@ func noStack(t *testing.T, what, stderr string) {
 // status, a message naming the flag or field, and no stack trace.
 func TestHardening(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := fileIn(t, dir)
 	hikey, err := hwmodel.PresetSpec("hikey-8")
 	if err != nil {
 		t.Fatal(err)
@@ -197,16 +190,7 @@ func TestCrashExit(t *testing.T) {
 // 143 (issue 14, item 11).
 func TestSIGTERM(t *testing.T) {
 	defer caught.Store(0)
-	stop, unlisten := interrupts()
-	defer unlisten()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stop:
-	case <-time.After(10 * time.Second):
-		t.Fatal("SIGTERM did not close the stop channel")
-	}
+	raise(t, syscall.SIGTERM)
 	if code := exitCode(errInterrupted, io.Discard); code != 143 {
 		t.Errorf("exit %d after SIGTERM, want 143", code)
 	}

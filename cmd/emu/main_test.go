@@ -67,13 +67,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	file := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := fileIn(t, dir)
 	explicit := strings.Replace(string(good), `layout:
   sockets: 1
   llcs_per_socket: 2

@@ -64,8 +64,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return usagef("reproduce: need exactly one STUDY (or all), got %d arguments", fs.NArg())
 	}
-	if e.driver != "parallel" && e.driver != "serial" {
-		return usagef("-driver: %q is not a driver (allowed: parallel, serial)", e.driver)
+	if err := checkDriver(e.driver); err != nil {
+		return err
 	}
 	if e.epoch < 0 || e.epoch > maxEpoch {
 		return usagef("-epoch: %v is out of range (allowed: 0, the exact lookahead, up to %v)", e.epoch, maxEpoch)

@@ -21,7 +21,6 @@ import (
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
-	"github.com/rqemu/rqemu/study"
 )
 
 const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
@@ -141,21 +140,21 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err := onceWorkload(args); err != nil {
 		return nil, err
 	}
-	spec, err := bench.Lookup(wname)
-	if err != nil {
-		return nil, &usageError{msg: err.Error()}
-	}
 	explicit := workloadName(args, "") != ""
 	fs := newFlags(name, "", stderr)
 	declare(fs)
 	engine := engineNames(fs)
-	mk := spec.Flags(fs)
+	cmd, err := bench.Declare(fs, wname)
+	if err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	spec := cmd.Spec
 	fs.Usage = func() { workloadUsage(stderr, usage, fs, engine, spec, explicit) }
-	if err := bench.ParseArgs(fs, spec, args); err != nil {
+	if err := cmd.Parse(args); err != nil {
 		var ae *bench.ArgError
 		switch {
 		case errors.Is(err, flag.ErrHelp):
-			return nil, err
+			return nil, flag.ErrHelp
 		case errors.As(err, &ae):
 			return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, ae.Arg, wname, flagNames(fs, engine))
 		}
@@ -167,8 +166,8 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 			wargs = append(wargs, "-"+f.Name+"="+f.Value.String())
 		}
 	})
-	if e.driver != "parallel" && e.driver != "serial" {
-		return nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", e.driver)
+	if err := checkDriver(e.driver); err != nil {
+		return nil, err
 	}
 	if e.epoch < 0 || e.epoch > maxEpoch {
 		return nil, usagef("-epoch: %v is out of range (allowed: 0, the exact lookahead, up to %v)", e.epoch, maxEpoch)
@@ -180,7 +179,16 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err != nil {
 		return nil, err
 	}
-	return &setup{m: m, spec: spec, mk: mk, args: args, wargs: wargs, given: givenArgs(fs, engine, args)}, nil
+	return &setup{m: m, spec: spec, mk: cmd.Build, args: args, wargs: wargs, given: givenArgs(fs, engine, args)}, nil
+}
+
+// checkDriver is the one check of a -driver value (run, compare,
+// reproduce, sweep).
+func checkDriver(d string) error {
+	if d != "parallel" && d != "serial" {
+		return usagef("-driver: %q is not a driver (allowed: parallel, serial)", d)
+	}
+	return nil
 }
 
 // givenArgs are the workload's own arguments in args, as given: args
@@ -654,10 +662,6 @@ func parseCPUList(s string, n int) ([]int, error) {
 	return out, nil
 }
 
-// counters are a run's machine-wide numbers: the summed CPU counters,
-// per-second rates, and the run's own statistics.
-func counters(s *emu.Sim) map[string]float64 { return study.Counters(s) }
-
 // jsonHostKeys says which keys of -json depend on where and how the run
 // ran: the rest is the same bytes for the same seed and flags, whatever
 // the driver, -workers, -pin or -progress.
@@ -671,7 +675,7 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 	}
 	id := hwmodel.CPUIDIdentity()
 	hostname, _ := os.Hostname()
-	cs := counters(s)
+	cs := s.Counters()
 	keys := make([]string, 0, len(cs))
 	for k := range cs {
 		keys = append(keys, k)

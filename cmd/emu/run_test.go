@@ -140,15 +140,34 @@ func TestCompareTable(t *testing.T) {
 
 // The real Ctrl-C path: SIGINT closes the stop channel.
 func TestInterruptsSignal(t *testing.T) {
+	raise(t, syscall.SIGINT)
+}
+
+// raise sends sig to this process and waits for interrupts' stop channel
+// to close.
+func raise(t *testing.T, sig syscall.Signal) {
+	t.Helper()
 	stop, unlisten := interrupts()
 	defer unlisten()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := syscall.Kill(os.Getpid(), sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-stop:
 	case <-time.After(10 * time.Second):
-		t.Fatal("SIGINT did not close the stop channel")
+		t.Fatalf("%v did not close the stop channel", sig)
+	}
+}
+
+// fileIn returns a function writing a file of the given name and body
+// into dir, returning its path.
+func fileIn(t *testing.T, dir string) func(name, body string) string {
+	return func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
 

@@ -195,13 +195,11 @@ func parseSweep(args []string, stderr io.Writer) (*sweep, *sweepOpts, error) {
 	fs := newFlags("sweep", sweepUsage, stderr)
 	o.declare(fs)
 	wname := workloadName(args, "hackbench")
-	spec, err := bench.Lookup(wname)
-	if err != nil {
-		return nil, nil, &usageError{msg: err.Error()}
-	}
 	wfs := flag.NewFlagSet(wname, flag.ContinueOnError)
 	wfs.SetOutput(io.Discard)
-	spec.Flags(wfs)
+	if _, err := bench.Declare(wfs, wname); err != nil {
+		return nil, nil, &usageError{msg: err.Error()}
+	}
 	var own []string
 	sw := &sweep{workload: wname}
 	seen := map[string]int{}
@@ -271,8 +269,8 @@ func parseSweep(args []string, stderr io.Writer) (*sweep, *sweepOpts, error) {
 	if err := parse(fs, own); err != nil {
 		return nil, nil, err
 	}
-	if o.e.driver != "parallel" && o.e.driver != "serial" {
-		return nil, nil, usagef("-driver: %q is not a driver (allowed: parallel, serial)", o.e.driver)
+	if err := checkDriver(o.e.driver); err != nil {
+		return nil, nil, err
 	}
 	if o.e.epoch < 0 || o.e.epoch > maxEpoch {
 		return nil, nil, usagef("-epoch: %v is out of range", o.e.epoch)
