@@ -645,23 +645,6 @@ func (rq *RQ) dequeueTask(p *Task, flags int) {
 	rq.dequeueTaskFair(p, flags)
 }
 
-// ttwuDoActivate is core.c: ttwu_do_activate().
-func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
-	flags := enqueueWakeup
-	if wakeFlags&wfAffinity != 0 {
-		// move_queued_task(): activate_task(rq, p, 0), not a wakeup.
-		flags = 0
-	}
-	if wakeFlags&wfMigrated != 0 {
-		flags |= enqueueMigrated
-	}
-	rq.activateTask(p, flags)
-	p.setState(TaskRunnable)
-	rq.traceWakeup(p, trWakeup)
-	rq.wakeupPreempt(p, wakeFlags)
-	rq.updateAvgIdle()
-}
-
 // wakeupPreempt is core.c: wakeup_preempt() (check_preempt_curr() before
 // v6.8): an idle CPU always reschedules, a fair curr asks the fair class.
 func (rq *RQ) wakeupPreempt(p *Task, wakeFlags int) {
