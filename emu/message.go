@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/rqemu/rqemu/hwmodel"
@@ -90,11 +91,11 @@ func (s *Sim) deliver() {
 	slices.SortFunc(ops, func(a, b remoteOp) int {
 		switch {
 		case a.t != b.t:
-			return cmp64(a.t, b.t)
+			return cmp.Compare(a.t, b.t)
 		case a.from != b.from:
 			return a.from - b.from
 		}
-		return cmp64(int64(a.seq), int64(b.seq))
+		return cmp.Compare(a.seq, b.seq)
 	})
 	s.ilbKicked = false
 	for i := range ops {
@@ -134,24 +135,13 @@ func (s *Sim) kickILB(op *remoteOp) {
 		if rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending() {
 			s.ilbKicked = true
 			kicker := s.cpus[op.from]
-			kicker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
-			kicker.Stats.IPIsSent++
+			kicker.sendIPIDebt()
 			kicker.Stats.ILBKicks++
 			rq.Stats.IPIsReceived++
 			s.nohzIdleBalance(rq)
 			return
 		}
 	}
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // affinityWait is what a task changing its own affinity waits on until the
@@ -180,11 +170,20 @@ func (s *Sim) applyAffinity(op *remoteOp) {
 		flags: flags, recent: -1, sem: affinityWait, stamp: op.t})
 }
 
-// addDebt charges ns of kernel work done on another CPU's behalf (found at
-// a barrier) to this CPU's clock at its next event.
+// addDebt charges ns of time found at a barrier (the weave's stall, or
+// kernel work done on this CPU's behalf there) to this CPU's clock at its
+// next event: the one place debt is incurred (payDebt pays it).
 func (rq *RQ) addDebt(sym Symbol, ns int64) {
 	rq.debt += ns
 	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: ns})
+}
+
+// sendIPIDebt charges this CPU for an IPI the barrier found it sends (a
+// wake-list batch opened on a busy CPU, an idle load balancer kicked):
+// smp_send_reschedule()'s base cost, as debt.
+func (rq *RQ) sendIPIDebt() {
+	rq.addDebt(SymSendIPI, rq.m.Cost(hwmodel.OpIPISend))
+	rq.Stats.IPIsSent++
 }
 
 // handleMsg runs a message on this CPU.

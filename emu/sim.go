@@ -403,14 +403,13 @@ func (s *Sim) barrier() {
 		}
 		// The whole ns split over the sites, the last taking the
 		// rounding, so that the charges sum to the debt.
-		rq.debt += st
 		left := st
 		for i, c := range sites {
 			ns := min(int64(c.NS), left)
 			if i == len(sites)-1 {
 				ns = left
 			}
-			rq.debtSites = append(rq.debtSites, symCharge{sym: s.siteSym[c.Site], ns: ns})
+			rq.addDebt(s.siteSym[c.Site], ns)
 			left -= ns
 		}
 	}

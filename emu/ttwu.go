@@ -25,22 +25,19 @@ import (
 //     activate_task(), fair.go's enqueue_task_fair()).
 
 // tryToWakeUp is core.c: try_to_wake_up() on this CPU, for a wakeup
-// through sem (nil: a timed sleep's timer, which wakes the task whatever
-// it sleeps on). A task that is not sleeping on sem (running, runnable
-// and about to wait, or waiting on something else) gets the signal left
-// pending on sem instead: the condition check after prepare_to_wait()
-// that makes the kernel's sleep race-free; no ttwu runs then, as the
-// wait queue is empty.
+// through sem (nil: a timed sleep's timer). A task not asleep on sem gets
+// the signal left pending instead (asleepOn); one this CPU does not own
+// gets it at the barrier (opSignal, applySignal), where the task's own
+// state decides.
 func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	v := rq.taskView(p)
 	owned := p.cpu == rq.cpu
-	if v.state != TaskSleeping || (sem != nil && v.waitingOn != sem) {
-		switch {
-		case !owned:
+	if !asleepOn(v.state, v.waitingOn, sem) {
+		if !owned {
 			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags, trCtx: traceWho{task: rq.curr}})
-		case p.state != TaskDead && sem != nil:
-			sem.push(stamp)
+			return false
 		}
+		p.leavePending(sem, stamp)
 		return false
 	}
 	tr := rq.traceTTWU(p, sem == nil, false)
@@ -176,16 +173,34 @@ func (p *Task) wokenBy(sem *Sem, stamp int64) {
 	}
 }
 
+// asleepOn is the test every wakeup through sem makes first: is the
+// task, in state st and waiting on w as the waker sees it, asleep on sem?
+// A timer (sem nil) wakes it whatever it sleeps on. The waker tests what
+// it can see (taskView); the barrier tests the task itself.
+func asleepOn(st TaskState, w, sem *Sem) bool {
+	return st == TaskSleeping && (sem == nil || w == sem)
+}
+
+// leavePending is the other branch of asleepOn, run by the task's owner or
+// at the barrier: the task is running, runnable and about to wait, or
+// waiting on something else, so the signal stays pending on sem for its
+// next Wait. This is the condition check after prepare_to_wait() that
+// makes the kernel's sleep race-free; no ttwu runs, as the wait queue is
+// empty. A dead task's signal is dropped; a timer leaves none.
+func (p *Task) leavePending(sem *Sem, stamp int64) {
+	if p.state != TaskDead && sem != nil {
+		sem.push(stamp)
+	}
+}
+
 // claimWake carries out a waker's decision: the first waker (in canonical
 // order) of a task sleeping on the semaphore wins; a later one finds it
 // awake and leaves its signal pending, as try_to_wake_up() on a running
 // task does.
 func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
-	if p.state != TaskSleeping || (op.sem != nil && p.waitingOn != op.sem) {
-		if p.state != TaskDead && op.sem != nil {
-			op.sem.push(op.stamp)
-		}
+	if !asleepOn(p.state, p.waitingOn, op.sem) {
+		p.leavePending(op.sem, op.stamp)
 		return
 	}
 	waker := s.cpus[op.from]
@@ -218,15 +233,9 @@ func (s *Sim) claimWake(op *remoteOp) {
 
 // applySignal handles a signal to a task the signaller saw not waiting on
 // the semaphore: if it has gone to sleep on it since, wake it on its own
-// CPU now; else leave the signal pending.
+// CPU now; else leave the signal pending (claimWake's asleepOn test).
 func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
-	if p.state != TaskSleeping || p.waitingOn != op.sem {
-		if p.state != TaskDead {
-			op.sem.push(op.stamp)
-		}
-		return
-	}
 	c := *op
 	c.kind, c.target, c.recent = opWake, p.cpu, -1
 	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
@@ -253,8 +262,7 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 		s.LateNS += dst.wlLastDrain - t
 	case ipi:
 		at = t + s.ipiDelay
-		waker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
-		waker.Stats.IPIsSent++
+		waker.sendIPIDebt()
 	default:
 		at = t + s.pollDelay
 	}
