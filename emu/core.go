@@ -91,12 +91,8 @@ type RQ struct {
 	wlBatch     []wlEntry  // the wake-list batch the next drain takes
 	wlDrainAt   int64      // when that drain runs (0: no batch open)
 	wlLastDrain int64
-	// proxy >= 0 while applying a wakeup another CPU did: its
-	// work was charged to that CPU, and a reschedule it asks for comes
-	// with an IPI. silent: the event was such an application, not a
-	// scheduling point of this CPU.
-	proxy     int
-	silent    bool
+	// pay is who pays for the work this CPU's code does now (payer.go).
+	pay       payer
 	sisRecent int // p->recent_used_cpu = prev, as select_idle_sibling() sets it
 
 	// Load balancing state: the next periodic balance (jiffies), the
@@ -106,9 +102,6 @@ type RQ struct {
 	exited      int // tasks that exited on this CPU
 	avgIdle     int64
 	idleStamp   int64
-	// inBarrier: the barrier is running code on this CPU's behalf (NOHZ
-	// idle balancing): costs become debt, posts apply at once.
-	inBarrier bool
 
 	// lastEvent is the stamp of the last event handled.
 	lastEvent int64
@@ -230,13 +223,14 @@ func (rq *RQ) startSegment(t *Task) {
 	rq.mode = modeUser
 }
 
-// cost runs a kernel operation at its preset base cost (nothing while
-// applying work another CPU did and paid for).
+// cost runs a kernel operation at its preset base cost, charged as the
+// payer says: nothing while applying work another CPU did and paid for,
+// debt while the barrier runs this CPU's code.
 func (rq *RQ) cost(op hwmodel.KernelOp) {
 	switch {
-	case rq.proxy >= 0:
+	case rq.pay.paidBy != nil:
 		return
-	case rq.inBarrier:
+	case rq.pay.barrier:
 		rq.addDebt(opSymbol[op], rq.m.Cost(op))
 		return
 	}
@@ -250,7 +244,7 @@ func (rq *RQ) logNow() int64 { return max(rq.now, rq.log.Last()) }
 // postOrApply posts a cross-CPU change, or applies it at once when the
 // barrier is running on this CPU's behalf.
 func (rq *RQ) postOrApply(op remoteOp) {
-	if !rq.inBarrier {
+	if !rq.pay.barrier {
 		rq.post(op)
 		return
 	}
@@ -265,7 +259,7 @@ func (rq *RQ) site(sym Symbol) contention.Site { return rq.sim.sites[sym] }
 // access charges the uncontended cost of a shared-line access; the weave
 // adds the rest later.
 func (rq *RQ) accessCost(sym Symbol, op hwmodel.Op) {
-	if rq.proxy >= 0 || rq.inBarrier {
+	if rq.pay.paidBy != nil || rq.pay.barrier {
 		return
 	}
 	if ns := rq.m.UncontendedNS(op); ns > 0 {
@@ -314,15 +308,15 @@ func (rq *RQ) reschedCurr() {
 		return
 	}
 	rq.needResched = true
-	if rq.proxy >= 0 {
+	if by := rq.pay.paidBy; by != nil {
 		delay := rq.sim.ipiDelay
 		switch {
-		case rq.proxy == rq.cpu:
+		case by == rq:
 			delay = 0 // our own pull, landing at a barrier
 		case rq.curr == nil:
 			delay = rq.sim.pollDelay
 		}
-		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: rq.proxy}})
+		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: by.cpu}})
 	}
 }
 
@@ -346,6 +340,8 @@ func (rq *RQ) step(until int64) {
 			rq.payDebt(e.t - rq.now)
 		}
 		rq.advance(e.t)
+		// A remote enqueue is applied on the waker's behalf: not a
+		// scheduling point of this CPU (no idle exit, no resume).
 		silent := e.kind == evMsg && e.msg.kind == msgEnqueue
 		rq.enterKernel()
 		// The rest of the stall from the last barriers: time lost
@@ -357,8 +353,7 @@ func (rq *RQ) step(until int64) {
 			rq.cost(hwmodel.OpIdleExit)
 		}
 		rq.handle(&e)
-		if rq.silent {
-			rq.silent = false
+		if silent {
 			rq.resumeSilent()
 		} else {
 			rq.resume()

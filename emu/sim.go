@@ -149,7 +149,7 @@ func New(cfg Config) (*Sim, error) {
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
 		home := m.CPUs[cpu].Node
 		rq := &RQ{
-			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, proxy: -1, sisRecent: -1,
+			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, sisRecent: -1,
 			smtYield: int64(math.Round(m.Lat.SMTYield * 1000)),
 			avgIdle:  2 * s.tun.MigrationCost,
 			log:      s.space.NewLog(cpu),

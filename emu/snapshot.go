@@ -106,7 +106,7 @@ func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
 // balancing) sees every CPU exactly: nothing else is running then.
 func (rq *RQ) snapCPU(c int) cpuSnap {
-	if c == rq.cpu || rq.inBarrier {
+	if c == rq.cpu || rq.pay.barrier {
 		o := rq.sim.cpus[c]
 		return cpuSnap{
 			idle:       o.curr == nil && o.nrRunning == 0 && !o.ttwuPending(),

@@ -285,13 +285,12 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 		panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
 	}
 	// The waker did this work under our lock; we only apply it.
-	rq.proxy = m.from
-	rq.lockRQ(SymTryToWakeUp)
-	rq.updateRQClock()
-	rq.ttwuDoActivate(p, m.flags)
-	rq.unlockRQ(SymTryToWakeUp)
-	rq.proxy = -1
-	rq.silent = true
+	rq.onBehalf(rq.sim.cpus[m.from], func() {
+		rq.lockRQ(SymTryToWakeUp)
+		rq.updateRQClock()
+		rq.ttwuDoActivate(p, m.flags)
+		rq.unlockRQ(SymTryToWakeUp)
+	})
 }
 
 // schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
