@@ -149,14 +149,19 @@ func New(cfg Config) (*Sim, error) {
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
 		home := m.CPUs[cpu].Node
 		rq := &RQ{
-			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, sisRecent: -1,
+			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun,
 			smtYield: int64(math.Round(m.Lat.SMTYield * 1000)),
-			avgIdle:  2 * s.tun.MigrationCost,
-			log:      s.space.NewLog(cpu),
-			lock:     contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
-			wake:     contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
-			uclamp:   contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
-			profile:  make([]int64, len(s.syms.names)),
+			rqAccount: rqAccount{
+				log:     s.space.NewLog(cpu),
+				profile: make([]int64, len(s.syms.names)),
+			},
+			rqKernel: rqKernel{
+				sisRecent: -1,
+				avgIdle:   2 * s.tun.MigrationCost,
+				lock:      contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
+				wake:      contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
+				uclamp:    contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
+			},
 		}
 		rq.cfs = newCfsRq(rq, s.root, s.tun)
 		rq.currLine = s.space.NewLine("rq"+itoa(cpu)+".curr", home)
