@@ -7,14 +7,11 @@ import (
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-// Cross-CPU changes. During an epoch a CPU changes only its own state; what
-// the kernel has one CPU do to another's runqueue or to a task another CPU
-// owns is posted (remoteOp) and carried out at the barrier, in the
-// canonical order (time, source CPU, sequence), by the engine alone. The
-// barrier then hands the receiving CPU a message for the time the kernel
-// would have it act (the wakee enqueued when the waker's enqueue finished,
-// a wake-list drain when the IPI arrives). With epochs no longer than the
-// lookahead every such time is in the receiver's future.
+// The carrier of cross-CPU changes (the package doc's "cross-CPU
+// protocol"): a CPU posts a remoteOp during its epoch, deliver carries the
+// epoch's posts out at the barrier in the canonical order, and what the
+// receiver must do itself arrives as a message event, run by handleMsg.
+// The wakeup's own halves are in ttwu.go.
 
 type opKind uint8
 

@@ -1,14 +1,11 @@
 package emu
 
-// What other CPUs see of a CPU, an LLC or a task between barriers.
-//
-// The kernel reads remote runqueues racily (idle_cpu() in
-// select_idle_sibling(), cpu_load() in wake_affine_weight(), the
-// statistics pass of load balancing) and reads a wakee's fields under its
-// pi_lock. The emulator answers those reads from values published at the
-// last barrier (plus the reading CPU's own writes), so a decision never
-// depends on how far the other CPUs' goroutines have got. The physical
-// line is still read and logged, so the traffic is priced.
+// What other CPUs see of a CPU, an LLC or a task between barriers (the
+// package doc's "cross-CPU protocol"). The kernel reads remote runqueues
+// racily (idle_cpu() in select_idle_sibling(), cpu_load() in
+// wake_affine_weight(), the statistics pass of load balancing) and a
+// wakee's fields under its pi_lock; the model answers from the values
+// published at the last barrier, plus the reading CPU's own writes.
 
 // cpuSnap is one CPU as published at the last barrier. Written only by
 // the barrier.

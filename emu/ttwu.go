@@ -10,7 +10,8 @@ import (
 // try_to_wake_up() in one file, in the order a wakeup runs (core.c keeps
 // try_to_wake_up(), ttwu_queue_wakelist(), sched_ttwu_pending() and
 // ttwu_do_activate() together; the CPU choice, select_task_rq_fair(), is
-// fair.c's and lives in select.go):
+// fair.c's and lives in select.go). The package doc walks a remote wakeup
+// through it.
 //
 //   - the waker, in its epoch: tryToWakeUp decides with what it can see
 //     (its own state exactly, other CPUs and a remote wakee as published
