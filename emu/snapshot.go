@@ -46,21 +46,9 @@ func (s *Sim) publish() {
 			continue
 		}
 		rq.republish = false
-		s.snap[i] = cpuSnap{
-			idle:        rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending(),
-			nrRunning:   rq.nrRunning,
-			hNrRunning:  rq.cfs.hNrRunning,
-			load:        rq.cfs.avg.LoadAvg,
-			util:        rq.cfs.avg.UtilAvg,
-			runnable:    rq.cfs.avg.RunnableAvg,
-			ttwuPending: rq.ttwuPending(),
-		}
+		s.snap[i] = rq.exactSnap()
 		for _, t := range rq.dirty {
-			t.pub = taskSnap{
-				state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-				hLoad: s.cpus[t.cpu].taskHLoad(t), util: t.se.Avg.UtilAvg,
-				recentUsedCPU: t.recentUsedCPU,
-			}
+			t.pub = s.cpus[t.cpu].exactTaskSnap(t)
 			t.isDirty = false
 		}
 		rq.dirty = rq.dirty[:0]
@@ -103,17 +91,28 @@ func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
 // balancing) sees every CPU exactly: nothing else is running then.
 func (rq *RQ) snapCPU(c int) cpuSnap {
-	if c == rq.cpu || rq.pay.barrier {
-		o := rq.sim.cpus[c]
-		return cpuSnap{
-			idle:       o.curr == nil && o.nrRunning == 0 && !o.ttwuPending(),
-			nrRunning:  o.nrRunning,
-			hNrRunning: o.cfs.hNrRunning,
-			load:       o.cfs.avg.LoadAvg, util: o.cfs.avg.UtilAvg, runnable: o.cfs.avg.RunnableAvg,
-			ttwuPending: o.ttwuPending(),
-		}
+	if c != rq.cpu && !rq.pay.barrier {
+		return rq.sim.snap[c]
 	}
-	return rq.sim.snap[c]
+	return rq.sim.cpus[c].exactSnap()
+}
+
+// exactSnap is this CPU as it is now: what publish copies, and what the
+// CPU itself (or the barrier) reads. (Written for the inliner: with k and
+// pending, ttwuPending(), read once, snapCPU stays within its budget and
+// inlines into every probe of the wakeup and balancing scans.)
+func (rq *RQ) exactSnap() cpuSnap {
+	k := &rq.rqKernel
+	pending := len(rq.wlBatch) > 0
+	return cpuSnap{
+		idle:        k.curr == nil && k.nrRunning == 0 && !pending,
+		nrRunning:   k.nrRunning,
+		hNrRunning:  k.cfs.hNrRunning,
+		load:        k.cfs.avg.LoadAvg,
+		util:        k.cfs.avg.UtilAvg,
+		runnable:    k.cfs.avg.RunnableAvg,
+		ttwuPending: pending,
+	}
 }
 
 // taskView is what this CPU sees of task t: exact if it owns it, else the
@@ -121,8 +120,14 @@ func (rq *RQ) snapCPU(c int) cpuSnap {
 // so reading t.cpu during an epoch is safe.
 func (rq *RQ) taskView(t *Task) taskSnap {
 	if t.cpu == rq.cpu {
-		return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-			hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+		return rq.exactTaskSnap(t)
 	}
 	return t.pub
+}
+
+// exactTaskSnap is task t, which this CPU owns, as it is now: what
+// publish copies, and what its owner reads.
+func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
+	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
 }
