@@ -714,19 +714,17 @@ func (src *RQ) taskHot(p *Task, sd *Domain, dst *RQ) bool {
 // and set the new CPU.
 func (src *RQ) detachTask(p *Task, dst int) {
 	p.setState(TaskMigrating)
-	src.proxy = dst
-	src.deactivateTask(p, 0)
-	src.proxy = -1
+	src.onBehalf(src.sim.cpus[dst], func() { src.deactivateTask(p, 0) })
 	src.sim.setTaskCPU(p, dst)
 }
 
 // attachTask is fair.c: attach_task(), done by actor (the balancing CPU).
 func (s *Sim) attachTask(p *Task, dst, actor *RQ) {
-	dst.proxy = actor.cpu
-	dst.activateTask(p, 0)
-	p.setState(TaskRunnable)
-	dst.wakeupPreempt(p, 0)
-	dst.proxy = -1
+	dst.onBehalf(actor, func() {
+		dst.activateTask(p, 0)
+		p.setState(TaskRunnable)
+		dst.wakeupPreempt(p, 0)
+	})
 	dst.markDirty(p)
 	dst.republish = true
 }
@@ -761,9 +759,7 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	// clock is brought to the barrier first (an idle CPU's stands at its
 	// last event), and its new nr_running is published.
 	dst.catchUp(s.epochEnd)
-	dst.proxy = src.cpu
-	s.moveQueuedTask(p, dst.cpu)
-	dst.proxy = -1
+	dst.onBehalf(src, func() { s.moveQueuedTask(p, dst.cpu) })
 	dst.markDirty(p)
 	dst.republish = true
 	sd.Stats.ALBPushed++

@@ -10,7 +10,8 @@ import (
 // CPU per task group. The timeline (tree, curr, avg_vruntime, avg_load,
 // min_vruntime, nr_running) is an eevdf.Queue; the rest is PELT, group
 // bookkeeping and buddies. Owned by its CPU (guarded by the rq lock in the
-// kernel); the removed line is written by remote CPUs.
+// kernel), as its RQ is: written by the engine at the barrier only through
+// load balancing and a wakeup migration's removal (removed, removedModel).
 type CfsRq struct {
 	q *eevdf.Queue
 
@@ -21,10 +22,10 @@ type CfsRq struct {
 	prop pelt.Propagation // propagate + prop_runnable_sum
 
 	// removed is cfs_rq->removed, the line remote CPUs write on a
-	// wakeup migration (remove_entity_load_avg()). The physical object
-	// carries the traffic; removedModel is what the owner acts on,
-	// delivered deterministically (at once for local removals, at the
-	// barrier for remote ones).
+	// wakeup migration (remove_entity_load_avg()): a real atomic, any
+	// CPU. The physical object carries the traffic; removedModel is what
+	// the owner acts on, added to at the barrier (claimWake's migration)
+	// and taken by the owner at its next update_cfs_rq_load_avg().
 	removed      *contention.Removed
 	removedModel pelt.Removed
 

@@ -7,165 +7,6 @@ import (
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-// cpuMode is what a CPU is doing between events.
-type cpuMode uint8
-
-const (
-	modeIdle   cpuMode = iota // in the idle loop
-	modeUser                  // curr runs its program's compute
-	modeKernel                // inside a handler (transient)
-)
-
-// RQ is one modeled CPU: struct rq plus the CPU's clock, its event queue
-// and its accounting. Everything here is owned by the CPU (its goroutine
-// in the parallel driver); other CPUs reach it only through the shared
-// objects in contention (lock, wake list, uclamp, removed) and through
-// messages delivered at barriers.
-type RQ struct {
-	cpu  int
-	sim  *Sim
-	m    *hwmodel.Machine
-	feat Features
-	tun  Tunables
-
-	now   int64 // this CPU's virtual time, ns
-	clock int64 // rq->clock as of the last update_rq_clock()
-	// clockPelt and lostIdleTime are rq->clock_pelt and
-	// rq->lost_idle_time (pelt.h): the PELT clock, which runs slower than
-	// clock while a task runs below the reference frequency.
-	clockPelt, lostIdleTime int64
-
-	cfs         *CfsRq   // rq->cfs, the root queue
-	cfsTasks    taskList // rq->cfs_tasks, most recently picked first
-	curr        *Task    // rq->curr; nil is the idle task
-	nrRunning   int      // rq->nr_running
-	needResched bool     // TIF_NEED_RESCHED of curr
-	mode        cpuMode
-	smtYield    int64 // Lat.SMTYield per mille (1000: no SMT sharing)
-	loadedMM    int   // the mm the CPU has loaded (rq->prev_mm / active_mm), 0: none yet
-
-	// Scratch sets of the balancing and wakeup scans (owned by the CPU).
-	lbCores, lbSkip, sisSkip cpuSet
-
-	events    eventQueue
-	tickArmed bool
-	handled   int64 // events handled (stale ones excluded)
-
-	log    *contention.Log
-	lock   *contention.SpinLock // rq->__lock with nr_running on its line
-	wake   *contention.WakeList // call_single_queue + ttwu_pending
-	uclamp *contention.UclampRQ
-
-	// tgDelta[g] is what this CPU added to task group g's tg->load_avg
-	// since the last barrier: the deterministic reads see the published
-	// value plus this CPU's own writes.
-	tgDelta []int64
-
-	// newidleSD and newidleCost are the last domain a newidle balance
-	// walked and what it cost: the work at once, the coherence stalls of
-	// its remote reads as the barriers' weaves report them (the kernel's
-	// sched_clock() delta includes them). inNewidle: a newidle balance is
-	// running (its reads log to Sim.newidleSite).
-	newidleSD   *Domain
-	newidleCost int64
-	inNewidle   bool
-
-	// trace is this CPU's sched_switch/sched_wakeup records (with
-	// Sim.EnableTrace), merged in (time, CPU) order when written.
-	trace []traceRec
-
-	// debt is weave stall not yet charged to this CPU's clock, with its
-	// breakdown by symbol.
-	debt      int64
-	debtSites []symCharge
-	// weaveBehind: the weave has accesses of this CPU it has not yet
-	// issued (they queue behind one waiting on a busy line), so the CPU
-	// has not physically reached its own clock: it handles no event until
-	// the weave catches up. Written only at the barrier.
-	weaveBehind bool
-
-	profile []int64 // ns per Symbol
-	Stats   RQStats
-
-	// Cross-CPU state (message.go, snapshot.go).
-	outbox      []remoteOp // changes to other CPUs, for the barrier
-	opSeq       uint64
-	dirty       []*Task    // tasks to republish at the barrier
-	llcWrites   []llcWrite // own writes to sd_llc_shared since the barrier
-	wlBatch     []wlEntry  // the wake-list batch the next drain takes
-	wlDrainAt   int64      // when that drain runs (0: no batch open)
-	wlLastDrain int64
-	// proxy >= 0 while applying a wakeup another CPU did: its
-	// work was charged to that CPU, and a reschedule it asks for comes
-	// with an IPI. silent: the event was such an application, not a
-	// scheduling point of this CPU.
-	proxy     int
-	silent    bool
-	sisRecent int // p->recent_used_cpu = prev, as select_idle_sibling() sets it
-
-	// Load balancing state: the next periodic balance (jiffies), the
-	// EWMA of idle periods and when the current one began (avg_idle,
-	// idle_stamp).
-	nextBalance int64
-	exited      int // tasks that exited on this CPU
-	avgIdle     int64
-	idleStamp   int64
-	// inBarrier: the barrier is running code on this CPU's behalf (NOHZ
-	// idle balancing): costs become debt, posts apply at once.
-	inBarrier bool
-
-	// lastEvent is the stamp of the last event handled.
-	lastEvent int64
-
-	// republish: this CPU's state changed since the last barrier (it
-	// handled an event, or the barrier changed it).
-	republish bool
-
-	currLine contention.LineID // the line of rq->curr, read by idle_cpu()
-	avgLine  contention.LineID // rq->cfs.avg, read by cpu_load() and load balancing
-}
-
-// cpuSet is a set of CPUs that empties in O(1) (reset): scratch of one
-// RQ's scans, which would otherwise allocate a map per call.
-type cpuSet struct {
-	stamp uint32
-	mark  []uint32
-}
-
-func (s *cpuSet) reset(n int) {
-	if len(s.mark) < n {
-		s.mark = make([]uint32, n)
-	}
-	s.stamp++
-	if s.stamp == 0 { // wrapped: clear the old marks
-		clear(s.mark)
-		s.stamp = 1
-	}
-}
-func (s *cpuSet) add(c int)      { s.mark[c] = s.stamp }
-func (s *cpuSet) has(c int) bool { return s.mark[c] == s.stamp }
-
-// symCharge is whole ns of debt owed to one symbol; a CPU's charges sum
-// to its debt.
-type symCharge struct {
-	sym Symbol
-	ns  int64
-}
-
-func (rq *RQ) node() int { return rq.m.CPUs[rq.cpu].Node }
-
-// CPU is the runqueue's CPU number.
-func (rq *RQ) CPU() int { return rq.cpu }
-
-// Now is the CPU's virtual time.
-func (rq *RQ) Now() int64 { return rq.now }
-
-// Curr is the running task, nil when idle.
-func (rq *RQ) Curr() *Task { return rq.curr }
-
-// NrRunning is rq->nr_running.
-func (rq *RQ) NrRunning() int { return rq.nrRunning }
-
 // advance moves the clock forward to t, charging the time to idle or to
 // curr's user code.
 func (rq *RQ) advance(t int64) {
@@ -234,13 +75,14 @@ func (rq *RQ) startSegment(t *Task) {
 	rq.mode = modeUser
 }
 
-// cost runs a kernel operation at its preset base cost (nothing while
-// applying work another CPU did and paid for).
+// cost runs a kernel operation at its preset base cost, charged as the
+// payer says: nothing while applying work another CPU did and paid for,
+// debt while the barrier runs this CPU's code.
 func (rq *RQ) cost(op hwmodel.KernelOp) {
 	switch {
-	case rq.proxy >= 0:
+	case rq.pay.paidBy != nil:
 		return
-	case rq.inBarrier:
+	case rq.pay.barrier:
 		rq.addDebt(opSymbol[op], rq.m.Cost(op))
 		return
 	}
@@ -254,7 +96,7 @@ func (rq *RQ) logNow() int64 { return max(rq.now, rq.log.Last()) }
 // postOrApply posts a cross-CPU change, or applies it at once when the
 // barrier is running on this CPU's behalf.
 func (rq *RQ) postOrApply(op remoteOp) {
-	if !rq.inBarrier {
+	if !rq.pay.barrier {
 		rq.post(op)
 		return
 	}
@@ -269,7 +111,7 @@ func (rq *RQ) site(sym Symbol) contention.Site { return rq.sim.sites[sym] }
 // access charges the uncontended cost of a shared-line access; the weave
 // adds the rest later.
 func (rq *RQ) accessCost(sym Symbol, op hwmodel.Op) {
-	if rq.proxy >= 0 || rq.inBarrier {
+	if rq.pay.paidBy != nil || rq.pay.barrier {
 		return
 	}
 	if ns := rq.m.UncontendedNS(op); ns > 0 {
@@ -323,15 +165,15 @@ func (rq *RQ) reschedCurr() {
 		return
 	}
 	rq.needResched = true
-	if rq.proxy >= 0 {
+	if by := rq.pay.paidBy; by != nil {
 		delay := rq.sim.ipiDelay
 		switch {
-		case rq.proxy == rq.cpu:
+		case by == rq:
 			delay = 0 // our own pull, landing at a barrier
 		case rq.curr == nil:
 			delay = rq.sim.pollDelay
 		}
-		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: rq.proxy}})
+		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: by.cpu}})
 	}
 }
 
@@ -355,6 +197,8 @@ func (rq *RQ) step(until int64) {
 			rq.payDebt(e.t - rq.now)
 		}
 		rq.advance(e.t)
+		// A remote enqueue is applied on the waker's behalf: not a
+		// scheduling point of this CPU (no idle exit, no resume).
 		silent := e.kind == evMsg && e.msg.kind == msgEnqueue
 		rq.enterKernel()
 		// The rest of the stall from the last barriers: time lost
@@ -366,8 +210,7 @@ func (rq *RQ) step(until int64) {
 			rq.cost(hwmodel.OpIdleExit)
 		}
 		rq.handle(&e)
-		if rq.silent {
-			rq.silent = false
+		if silent {
 			rq.resumeSilent()
 		} else {
 			rq.resume()
@@ -656,23 +499,6 @@ func (rq *RQ) dequeueTask(p *Task, flags int) {
 	}
 	rq.uclampRQDec(p)
 	rq.dequeueTaskFair(p, flags)
-}
-
-// ttwuDoActivate is core.c: ttwu_do_activate().
-func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
-	flags := enqueueWakeup
-	if wakeFlags&wfAffinity != 0 {
-		// move_queued_task(): activate_task(rq, p, 0), not a wakeup.
-		flags = 0
-	}
-	if wakeFlags&wfMigrated != 0 {
-		flags |= enqueueMigrated
-	}
-	rq.activateTask(p, flags)
-	p.setState(TaskRunnable)
-	rq.traceWakeup(p, trWakeup)
-	rq.wakeupPreempt(p, wakeFlags)
-	rq.updateAvgIdle()
 }
 
 // wakeupPreempt is core.c: wakeup_preempt() (check_preempt_curr() before

@@ -3,19 +3,22 @@
 //
 // # The model
 //
-// An RQ is struct rq plus the CPU's clock and event queue. Its root CfsRq
-// and one CfsRq per task group hold the timeline (package eevdf: the
-// vruntime-ordered augmented tree, avg_vruntime, lag, pick_eevdf), the
-// load tracking (package pelt) and the group bookkeeping. The functions of
-// fair.go, loadavg.go and group.go mirror fair.c one for one and carry its
-// names: update_curr(), enqueue_entity(), place_entity(),
-// pick_next_task_fair() with its group fast path, check_preempt_wakeup(),
-// update_load_avg(), update_tg_load_avg(), calc_group_shares(),
-// reweight_entity(). core.go mirrors core.c: __schedule(),
-// try_to_wake_up(), enqueue_task() with uclamp, sched_tick(), the
-// sched_info accounting. Both v6.6 EEVDF and the v5.15/v6.5 CFS are
-// modeled; the EEVDF feature selects between them, and every other switch
-// has its kernel name (features.go, `emu features`).
+// An RQ is struct rq plus the CPU's clock and event queue (rq.go). Its
+// root CfsRq and one CfsRq per task group hold the timeline (package
+// eevdf: the vruntime-ordered augmented tree, avg_vruntime, lag,
+// pick_eevdf), the load tracking (package pelt) and the group
+// bookkeeping. The functions of fair.go, loadavg.go and group.go mirror
+// fair.c one for one and carry its names: update_curr(),
+// enqueue_entity(), place_entity(), pick_next_task_fair() with its group
+// fast path, check_preempt_wakeup(), update_load_avg(),
+// update_tg_load_avg(), calc_group_shares(), reweight_entity(); select.go
+// holds fair.c's select_task_rq_fair() with wake_affine() and
+// select_idle_sibling(). core.go mirrors core.c: __schedule(),
+// enqueue_task() with uclamp, sched_tick(), the sched_info accounting;
+// ttwu.go is core.c's try_to_wake_up() with ttwu_queue_wakelist(),
+// sched_ttwu_pending() and ttwu_do_activate(). Both v6.6 EEVDF and the
+// v5.15/v6.5 CFS are modeled; the EEVDF feature selects between them, and
+// every other switch has its kernel name (features.go, `emu features`).
 //
 // A task runs a Program: compute for a while, sleep, block until woken,
 // wake another task, yield, exit. Compute is user time; everything else is
@@ -24,39 +27,134 @@
 // nanosecond is charged to a symbol: a kernel function, the task's user
 // code, or idle (the profile).
 //
-// # Shared memory and determinism
-//
-// Where the kernel shares memory between CPUs the model uses the real
-// shared objects of package contention: tg->load_avg is a
-// contention.Counter, the rq lock line (with nr_running) a SpinLock, the
-// wake list, rq->uclamp and cfs_rq->removed likewise. Each access is a
-// real atomic on the host and a logged access that the weave prices for
-// the target machine at the next barrier; the stall it finds is charged to
-// the CPU's clock and to the symbol that made the access.
-//
-// Decisions never depend on the physical values. A read of tg->load_avg
-// returns the value published at the last barrier plus this CPU's own
-// writes since; removed load is applied from a model copy delivered in a
-// fixed order. So the same seed and configuration give the same bytes
-// whatever the host does.
-//
 // # Time
 //
 // Each CPU processes its events (ticks, the end of curr's compute, timers,
 // messages) in time order; kernel work in a handler moves the clock on, so
 // a busy CPU handles later events late, as a real one does. Sim.Run steps
 // every CPU through epochs no longer than the lookahead (an IPI's
-// delivery), with a barrier between epochs that weaves the logs, publishes
-// shared values and, with Config.Check, verifies the invariants: every
-// task in exactly one place, nr_running consistent, each queue's sums and
-// tree consistent, tg->load_avg equal to the sum of the contributions both
-// physically and in the model. A broken invariant panics with the CPU, the
-// task and the state.
+// delivery), with a barrier between epochs that delivers the epoch's
+// cross-CPU changes, weaves the logs, publishes shared values and, with
+// Config.Check, verifies the invariants: every task in exactly one place,
+// nr_running consistent, each queue's sums and tree consistent,
+// tg->load_avg equal to the sum of the contributions both physically and
+// in the model. A broken invariant panics with the CPU, the task and the
+// state.
 //
-// Simplified, and said where it is done: the PELT clock is scaled by one
-// constant frequency (the machine's sustained clock against its
-// frequency-invariance reference; no turbo that varies with load, no
-// capacity asymmetry); task-group uclamp
-// limits are not modeled; a CPU's weave stall is charged at its next
-// event.
+// # The cross-CPU protocol
+//
+// During an epoch a CPU's goroutine reads and writes only its own RQ and
+// the tasks it owns (task_cpu()); every field of RQ, Task and Sim says
+// who else writes it, and when. Where the kernel has CPUs meet, the model
+// splits the meeting in three:
+//
+//   - The physical part happens at once, on the real shared objects of
+//     package contention: tg->load_avg is a contention.Counter, the rq lock
+//     line (with nr_running) a SpinLock, the wake list, rq->uclamp,
+//     sd_llc_shared and cfs_rq->removed likewise. Each access is a real
+//     atomic on the host and a logged access that the weave prices for the
+//     target machine at the next barrier; the stall it finds is charged to
+//     the CPU that made the access, under the symbol that made it.
+//   - Reads decide from what the last barrier published (snapshot.go): a
+//     remote CPU's idle state, nr_running and load (cpuSnap), an LLC's
+//     has_idle_cores and nr_idle_scan (llcSnap), a remote wakee's state,
+//     CPU and wakeup fields (taskSnap, republished only for tasks their
+//     owner marked dirty), tg->load_avg (TaskGroup.published), plus the
+//     reading CPU's own writes since (RQ.tgDelta, llcWrites); removed load
+//     is applied from a model copy delivered in a fixed order. The physical
+//     line is still read and logged, so the traffic is priced.
+//   - Writes to another CPU's runqueue or to a task another CPU owns (a
+//     wakeup, a signal, a pull, an affinity change, an ILB kick) are
+//     posted (remoteOp, message.go) and carried out at the barrier by the
+//     engine alone, in the canonical order (time, source CPU, sequence).
+//     What the receiver must then do itself is handed to it as a message
+//     event for the time the kernel would have it act: the wakee enqueued
+//     when the waker's enqueue finished, a wake-list drain when the IPI
+//     arrives, a reschedule when the resched IPI lands. With epochs no
+//     longer than the lookahead every such time is in the receiver's
+//     future; one that is not (a larger -epoch) is applied late and
+//     counted (Sim.LateMsgs, LateNS).
+//
+// Decisions never depend on the physical values, nor on how far the other
+// goroutines have got, so the same seed and configuration give the same
+// bytes from either driver whatever the host does.
+//
+// Who pays is one value per RQ, its payer (payer.go), set for the length
+// of a call: the CPU itself on its clock (the normal case); nobody, when
+// the CPU applies work another CPU did and was charged for (a remote
+// enqueue done under its lock by the waker, a pull); or the CPU as debt,
+// when the barrier runs code on its behalf (NOHZ idle balancing). What the
+// barrier finds a CPU owes (the weave's stall, an IPI it turned out to
+// send, the work of its pulls) is debt too (addDebt, the one place debt
+// is incurred), paid on its clock before its next event.
+//
+// # A remote wakeup, file by file
+//
+// netperf's UDP_RR client, on CPU 3, sends a request to its server,
+// asleep on CPU 40 in another LLC. Read in this order, each file once:
+//
+//   - bench/netperf.go: the client's program returns emu.Signal(sem) on
+//     the server's receive queue (wake()).
+//   - program.go: doAction's ActSignal makes the wake flags and the stamp
+//     and calls signal (sem.go: the wait queue's one waiter).
+//   - ttwu.go, top to bottom, is the rest of try_to_wake_up() in the order
+//     it runs. The waker (tryToWakeUp): the server, as published, is
+//     asleep on sem (asleepOn); select_task_rq_fair() (select.go: a call
+//     that returns a CPU) keeps it on CPU 40, say; the CPUs share no cache, so
+//     ttwu_queue_cond() says wake list: the waker pushes the entry onto
+//     CPU 40's physical list, pays for the push, and posts opWake. The
+//     barrier (claimWake, called from message.go's deliver in canonical
+//     order): the first waker of a task still asleep on sem wins; the
+//     task is TASK_WAKING, and wakelistAdd joins CPU 40's open batch or
+//     opens one, with a drain when the IPI arrives (the waker owes the
+//     send) or, if CPU 40 idles polling, when it notices the write. The
+//     target (schedTTWUPending, run by message.go's
+//     handleMsg when the msgDrain event fires): under its own lock it
+//     drains the batch; ttwuDoActivate calls activate_task() (core.go's
+//     enqueueTask: sched_info, uclamp) and wakeup_preempt().
+//   - message.go, for how the two hand-offs above travel: post, deliver
+//     and its order, the message events and handleMsg.
+//   - fair.go: enqueueTaskFair() and enqueue_entity() put the server's
+//     entity on CPU 40's timeline (place_entity() with its lag), and
+//     check_preempt_wakeup() decides whether it preempts CPU 40's curr.
+//
+// A waker that shares the LLC with a busy target takes the other branch
+// of ttwu_queue(): it locks the target's rq (the physical SpinLock), pays
+// the enqueue's base costs itself, and the barrier hands the target a
+// msgEnqueue, which ttwuRemoteEnqueue applies free of charge (the payer
+// is the waker).
+//
+// # Rejected alternatives
+//
+// One goroutine per modeled CPU everywhere is the obvious shape,
+// and the parallel driver uses it when the host has a CPU for each
+// modeled one. On a small host it is the slowest choice: a barrier across
+// 224 goroutines costs about 29 µs on two cores (52 µs at 384), against
+// 1-15 µs for a worker per host CPU stepping a shard, and with epochs
+// near the 1 µs wakeup lookahead that is a 50x slowdown instead of 5x
+// (DESIGN.md, "Drivers").
+//
+// Per-access locking, the kernel's own way (CPUs running freely and
+// taking each other's rq locks, reading each other's fields under them),
+// would make every decision depend on how the host interleaves the
+// goroutines: the same seed would not give the same bytes, the serial
+// and parallel drivers would disagree, and the host's lock costs, not the
+// target's, would shape the schedule. The model keeps the real atomics
+// for the traffic only and decides from published values.
+//
+// Optimistic execution (Time Warp: let each CPU run ahead and roll back
+// when a message arrives in its past) would need checkpoints of every
+// runqueue, tree, PELT average and task, and cannot take back a real
+// atomic once another goroutine has seen it; with wakeups every few µs
+// and a 1 µs lookahead, rollbacks would be the common case. Conservative
+// epochs no longer than the lookahead are exact instead; a longer -epoch
+// trades exactness for speed, and the error is measured (late messages,
+// the epoch sweep in the tests).
+//
+// # Simplified, and said where it is done
+//
+// The PELT clock is scaled by one constant frequency (the machine's
+// sustained clock against its frequency-invariance reference; no turbo
+// that varies with load, no capacity asymmetry); task-group uclamp limits
+// are not modeled; a CPU's weave stall is charged at its next event.
 package emu

@@ -24,10 +24,12 @@ type TaskGroup struct {
 	// loadAvg is tg->load_avg: one atomic on its own line, written by
 	// every CPU with a cfs_rq of this group and read on every
 	// enqueue/dequeue/tick at this level (contention.Counter). published
-	// is its value at the last barrier, as the deterministic reads see it.
+	// is its value at the last barrier, as the deterministic reads see it:
+	// barrier only (each CPU's own writes since are its RQ.tgDelta).
 	loadAvg   *contention.Counter
 	published int64
 
+	// cfsRq[cpu] and se[cpu] belong to CPU cpu (fixed slices).
 	cfsRq []*CfsRq
 	se    []*SchedEntity
 }

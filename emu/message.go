@@ -1,20 +1,17 @@
 package emu
 
 import (
-	"fmt"
+	"cmp"
 	"slices"
 
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-// Cross-CPU changes. During an epoch a CPU changes only its own state; what
-// the kernel has one CPU do to another's runqueue or to a task another CPU
-// owns is posted (remoteOp) and carried out at the barrier, in the
-// canonical order (time, source CPU, sequence), by the engine alone. The
-// barrier then hands the receiving CPU a message for the time the kernel
-// would have it act (the wakee enqueued when the waker's enqueue finished,
-// a wake-list drain when the IPI arrives). With epochs no longer than the
-// lookahead every such time is in the receiver's future.
+// The carrier of cross-CPU changes (the package doc's "cross-CPU
+// protocol"): a CPU posts a remoteOp during its epoch, deliver carries the
+// epoch's posts out at the barrier in the canonical order, and what the
+// receiver must do itself arrives as a message event, run by handleMsg.
+// The wakeup's own halves are in ttwu.go.
 
 type opKind uint8
 
@@ -80,11 +77,6 @@ type message struct {
 	ipi   bool
 }
 
-type wlEntry struct {
-	task  *Task
-	flags int
-}
-
 // deliver carries out the epoch's posted changes in canonical order.
 func (s *Sim) deliver() {
 	ops := s.opsBuf[:0]
@@ -96,11 +88,11 @@ func (s *Sim) deliver() {
 	slices.SortFunc(ops, func(a, b remoteOp) int {
 		switch {
 		case a.t != b.t:
-			return cmp64(a.t, b.t)
+			return cmp.Compare(a.t, b.t)
 		case a.from != b.from:
 			return a.from - b.from
 		}
-		return cmp64(int64(a.seq), int64(b.seq))
+		return cmp.Compare(a.seq, b.seq)
 	})
 	s.ilbKicked = false
 	for i := range ops {
@@ -140,81 +132,13 @@ func (s *Sim) kickILB(op *remoteOp) {
 		if rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending() {
 			s.ilbKicked = true
 			kicker := s.cpus[op.from]
-			kicker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
-			kicker.Stats.IPIsSent++
+			kicker.sendIPIDebt()
 			kicker.Stats.ILBKicks++
 			rq.Stats.IPIsReceived++
 			s.nohzIdleBalance(rq)
 			return
 		}
 	}
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// claimWake carries out a waker's decision: the first waker (in canonical
-// order) of a task sleeping on the semaphore wins; a later one finds it
-// awake and leaves its signal pending, as try_to_wake_up() on a running
-// task does.
-func (s *Sim) claimWake(op *remoteOp) {
-	p := op.task
-	if p.state != TaskSleeping || (op.sem != nil && p.waitingOn != op.sem) {
-		if p.state != TaskDead && op.sem != nil {
-			op.sem.push(op.stamp)
-		}
-		return
-	}
-	waker := s.cpus[op.from]
-	s.traceClaim(op, op.target != p.cpu)
-	p.wokenBy(op.sem, op.stamp)
-	p.setState(TaskWaking)
-	p.ttwuStatTask(op.target, op.from, op.flags)
-	if op.recent >= 0 {
-		p.recentUsedCPU = op.recent
-	}
-	if op.target != p.cpu {
-		s.setTaskCPUFrom(p, op.target, waker, op.t)
-	}
-	dst := s.cpus[op.target]
-	dst.markDirty(p)
-	dst.republish = true
-	if op.wakelist {
-		s.wakelistAdd(dst, waker, p, op.t, op.flags)
-		return
-	}
-	if op.t < dst.lastEvent {
-		// The target handled an event (a scheduling point) after the
-		// enqueue's time without seeing the wakee: the message is late
-		// by up to an epoch (DESIGN.md "Virtual time").
-		s.LateMsgs++
-		s.LateNS += dst.lastEvent - op.t
-	}
-	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
-}
-
-// applySignal handles a signal to a task the signaller saw not waiting on
-// the semaphore: if it has gone to sleep on it since, wake it on its own
-// CPU now; else leave the signal pending.
-func (s *Sim) applySignal(op *remoteOp) {
-	p := op.task
-	if p.state != TaskSleeping || p.waitingOn != op.sem {
-		if p.state != TaskDead {
-			op.sem.push(op.stamp)
-		}
-		return
-	}
-	c := *op
-	c.kind, c.target, c.recent = opWake, p.cpu, -1
-	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
-	s.claimWake(&c)
 }
 
 // affinityWait is what a task changing its own affinity waits on until the
@@ -243,58 +167,27 @@ func (s *Sim) applyAffinity(op *remoteOp) {
 		flags: flags, recent: -1, sem: affinityWait, stamp: op.t})
 }
 
-// wakelistAdd puts p on dst's wake list as of time t: it joins the batch
-// the next drain will take, or opens a new one, sending an IPI unless the
-// target idles polling (TIF_POLLING_NRFLAG: set_nr_if_polling() avoids the
-// IPI and the monitored write wakes it).
-func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
-	dst.wlBatch = append(dst.wlBatch, wlEntry{p, flags})
-	if dst.wlDrainAt > 0 {
-		return // an IPI (or poll) is on its way; this wakeup is batched
-	}
-	at := t
-	ipi := dst.curr != nil || dst.nrRunning > 0
-	switch {
-	case t < dst.wlLastDrain:
-		// The kernel would have drained it with the last batch, which
-		// this CPU already ran: drain again as soon as it can.
-		at = max(dst.now, dst.lastEvent, dst.wlLastDrain)
-		s.LateMsgs++
-		s.LateNS += dst.wlLastDrain - t
-	case ipi:
-		at = t + s.ipiDelay
-		waker.addDebt(SymSendIPI, s.m.Cost(hwmodel.OpIPISend))
-		waker.Stats.IPIsSent++
-	default:
-		at = t + s.pollDelay
-	}
-	dst.wlDrainAt = max(at, 1)
-	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu}})
-}
-
-// addDebt charges ns of kernel work done on another CPU's behalf (found at
-// a barrier) to this CPU's clock at its next event.
+// addDebt charges ns of time found at a barrier (the weave's stall, or
+// kernel work done on this CPU's behalf there) to this CPU's clock at its
+// next event: the one place debt is incurred (payDebt pays it).
 func (rq *RQ) addDebt(sym Symbol, ns int64) {
 	rq.debt += ns
 	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: ns})
+}
+
+// sendIPIDebt charges this CPU for an IPI the barrier found it sends (a
+// wake-list batch opened on a busy CPU, an idle load balancer kicked):
+// smp_send_reschedule()'s base cost, as debt.
+func (rq *RQ) sendIPIDebt() {
+	rq.addDebt(SymSendIPI, rq.m.Cost(hwmodel.OpIPISend))
+	rq.Stats.IPIsSent++
 }
 
 // handleMsg runs a message on this CPU.
 func (rq *RQ) handleMsg(m *message) {
 	switch m.kind {
 	case msgEnqueue:
-		p := m.task
-		if p.state != TaskWaking || p.cpu != rq.cpu {
-			panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
-		}
-		// The waker did this work under our lock; we only apply it.
-		rq.proxy = m.from
-		rq.lockRQ(SymTryToWakeUp)
-		rq.updateRQClock()
-		rq.ttwuDoActivate(p, m.flags)
-		rq.unlockRQ(SymTryToWakeUp)
-		rq.proxy = -1
-		rq.silent = true
+		rq.ttwuRemoteEnqueue(m)
 	case msgDrain:
 		if m.ipi && rq.mode != modeIdle {
 			rq.cost(hwmodel.OpIPIRecv)
@@ -311,23 +204,4 @@ func (rq *RQ) handleMsg(m *message) {
 		}
 		rq.needResched = true
 	}
-}
-
-// schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
-// queued wakeups under our own lock.
-func (rq *RQ) schedTTWUPending() {
-	// llist_del_all(): from here a new wakeup finds the list empty.
-	rq.wlLastDrain = rq.now
-	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))
-	rq.lockRQ(SymSchedTTWUPending)
-	rq.updateRQClock()
-	for _, e := range rq.wlBatch {
-		rq.spend(SymSchedTTWUPending, 0)
-		rq.ttwuDoActivate(e.task, e.flags)
-		rq.traceWakeupDone()
-	}
-	clear(rq.wlBatch)
-	rq.wlBatch = rq.wlBatch[:0]
-	rq.wlDrainAt = 0
-	rq.unlockRQ(SymSchedTTWUPending)
 }

@@ -159,23 +159,23 @@ func (rq *RQ) nohzBalancerKick() {
 // behalf.
 func (s *Sim) nohzIdleBalance(ilb *RQ) {
 	ilb.catchUp(s.epochEnd)
-	ilb.inBarrier = true
-	ilb.addDebt(SymIPIHandler, s.m.Cost(hwmodel.OpIPIRecv))
 	next := int64(-1)
-	for _, rq := range s.cpus {
-		if rq.curr != nil || rq.nrRunning > 0 {
-			continue
+	ilb.atBarrier(func() {
+		ilb.cost(hwmodel.OpIPIRecv) // the kick's IPI, received: debt
+		for _, rq := range s.cpus {
+			if rq.curr != nil || rq.nrRunning > 0 {
+				continue
+			}
+			rq.catchUp(s.epochEnd)
+			if rq.jiffies() >= rq.nextBalance {
+				ilb.updateBlockedAveragesFor(rq)
+				ilb.rebalanceDomains(rq.cpu, cpuIdle)
+			}
+			if next < 0 || rq.nextBalance < next {
+				next = rq.nextBalance
+			}
 		}
-		rq.catchUp(s.epochEnd)
-		if rq.jiffies() >= rq.nextBalance {
-			ilb.updateBlockedAveragesFor(rq)
-			ilb.rebalanceDomains(rq.cpu, cpuIdle)
-		}
-		if next < 0 || rq.nextBalance < next {
-			next = rq.nextBalance
-		}
-	}
-	ilb.inBarrier = false
+	})
 	if next >= 0 {
 		s.nohzNextBalance = next
 	}
@@ -184,9 +184,9 @@ func (s *Sim) nohzIdleBalance(ilb *RQ) {
 // updateBlockedAveragesFor decays another (idle) CPU's blocked load, as
 // the ILB does with NOHZ_STATS_KICK; the work is charged to the ILB.
 func (ilb *RQ) updateBlockedAveragesFor(rq *RQ) {
-	if rq != ilb {
-		rq.proxy = ilb.cpu
-		defer func() { rq.proxy = -1 }()
+	if rq == ilb {
+		rq.updateBlockedAverages()
+		return
 	}
-	rq.updateBlockedAverages()
+	rq.onBehalf(ilb, rq.updateBlockedAverages)
 }

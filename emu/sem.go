@@ -13,9 +13,12 @@ import "fmt"
 // meanwhile, in which case it is woken instead), so the outcome never
 // depends on how far the CPU goroutines have got.
 type Sem struct {
-	Name   string
-	owner  *Task
-	stamps []int64 // signals, oldest first; stamps[head:] are pending
+	Name  string
+	owner *Task // set once, when bound to its waiter (TaskSpec.Sems)
+	// stamps are the signals, oldest first; stamps[head:] are pending.
+	// Pushed by the owner's CPU or at the barrier (leavePending), popped
+	// by the owner's program.
+	stamps []int64
 	head   int
 }
 

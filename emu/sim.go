@@ -41,6 +41,11 @@ type Config struct {
 
 // Sim is an emulated machine: its runqueues, task groups and tasks, the
 // shared-memory space the CPUs contend on, and the driver that steps them.
+//
+// Ownership. Every CPU reads a Sim during an epoch; none writes it. Its
+// fields are fixed once the machine is built (NewSim, NewGroup, NewTask,
+// before Run) or written only at the barrier, by the engine alone, as
+// marked; the few a CPU does write during an epoch say so.
 type Sim struct {
 	m     *hwmodel.Machine
 	feat  Features
@@ -48,6 +53,8 @@ type Sim struct {
 	space *contention.Space
 	cfg   Config
 
+	// cpus, root, groups, tasks: appended by NewSim, NewGroup and
+	// NewTask (a workload's setup, before Run or between runs).
 	cpus   []*RQ
 	root   *TaskGroup
 	groups []*TaskGroup // non-root groups, by id
@@ -71,25 +78,29 @@ type Sim struct {
 	epoch int64
 	logs  []*contention.Log
 
-	snap      []cpuSnap // per CPU, published at barriers
+	// The published view (snapshot.go) and the barrier's scratch:
+	// barrier only.
+	snap      []cpuSnap // per CPU
 	llcSnap   []llcSnap // by LLC id (its first CPU)
 	smtActive bool
 	opsBuf    []remoteOp
 	ipiDelay  int64 // an IPI's delivery
 	pollDelay int64 // a polling idle CPU noticing a write (idle exit)
 
+	// Machine-wide state: barrier only (the driver sets the epoch's
+	// bounds before stepping it).
 	epochEnd        int64             // the end of the epoch being closed by the barrier
 	epochStart      int64             // and its start
-	balanceRunning  contention.LineID // sched_balance_running
+	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
 	overloaded      bool              // rd->overload, recomputed at barriers
 	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
 	nohzNextBalance int64             // nohz.next_balance, jiffies
 	llcBusy         []int             // nr_busy_cpus per LLC id
-	ilbKicked       bool
+	ilbKicked       bool              // an ILB was kicked at this barrier
 
 	// Stats about the run itself: barriers, and cross-CPU changes that
 	// reached a CPU whose clock had already passed them (how many, by how
-	// much in total).
+	// much in total). barrier only.
 	Epochs   int64
 	LateMsgs int64
 	LateNS   int64
@@ -149,14 +160,19 @@ func New(cfg Config) (*Sim, error) {
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
 		home := m.CPUs[cpu].Node
 		rq := &RQ{
-			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun, proxy: -1, sisRecent: -1,
+			cpu: cpu, sim: s, m: m, feat: cfg.Features, tun: s.tun,
 			smtYield: int64(math.Round(m.Lat.SMTYield * 1000)),
-			avgIdle:  2 * s.tun.MigrationCost,
-			log:      s.space.NewLog(cpu),
-			lock:     contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
-			wake:     contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
-			uclamp:   contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
-			profile:  make([]int64, len(s.syms.names)),
+			rqAccount: rqAccount{
+				log:     s.space.NewLog(cpu),
+				profile: make([]int64, len(s.syms.names)),
+			},
+			rqKernel: rqKernel{
+				sisRecent: -1,
+				avgIdle:   2 * s.tun.MigrationCost,
+				lock:      contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
+				wake:      contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
+				uclamp:    contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
+			},
 		}
 		rq.cfs = newCfsRq(rq, s.root, s.tun)
 		rq.currLine = s.space.NewLine("rq"+itoa(cpu)+".curr", home)
@@ -403,14 +419,13 @@ func (s *Sim) barrier() {
 		}
 		// The whole ns split over the sites, the last taking the
 		// rounding, so that the charges sum to the debt.
-		rq.debt += st
 		left := st
 		for i, c := range sites {
 			ns := min(int64(c.NS), left)
 			if i == len(sites)-1 {
 				ns = left
 			}
-			rq.debtSites = append(rq.debtSites, symCharge{sym: s.siteSym[c.Site], ns: ns})
+			rq.addDebt(s.siteSym[c.Site], ns)
 			left -= ns
 		}
 	}

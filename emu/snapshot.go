@@ -1,14 +1,11 @@
 package emu
 
-// What other CPUs see of a CPU, an LLC or a task between barriers.
-//
-// The kernel reads remote runqueues racily (idle_cpu() in
-// select_idle_sibling(), cpu_load() in wake_affine_weight(), the
-// statistics pass of load balancing) and reads a wakee's fields under its
-// pi_lock. The emulator answers those reads from values published at the
-// last barrier (plus the reading CPU's own writes), so a decision never
-// depends on how far the other CPUs' goroutines have got. The physical
-// line is still read and logged, so the traffic is priced.
+// What other CPUs see of a CPU, an LLC or a task between barriers (the
+// package doc's "cross-CPU protocol"). The kernel reads remote runqueues
+// racily (idle_cpu() in select_idle_sibling(), cpu_load() in
+// wake_affine_weight(), the statistics pass of load balancing) and a
+// wakee's fields under its pi_lock; the model answers from the values
+// published at the last barrier, plus the reading CPU's own writes.
 
 // cpuSnap is one CPU as published at the last barrier. Written only by
 // the barrier.
@@ -49,21 +46,9 @@ func (s *Sim) publish() {
 			continue
 		}
 		rq.republish = false
-		s.snap[i] = cpuSnap{
-			idle:        rq.curr == nil && rq.nrRunning == 0 && !rq.ttwuPending(),
-			nrRunning:   rq.nrRunning,
-			hNrRunning:  rq.cfs.hNrRunning,
-			load:        rq.cfs.avg.LoadAvg,
-			util:        rq.cpuUtilCfs(),
-			runnable:    rq.cfs.avg.RunnableAvg,
-			ttwuPending: rq.ttwuPending(),
-		}
+		s.snap[i] = rq.exactSnap()
 		for _, t := range rq.dirty {
-			t.pub = taskSnap{
-				state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-				hLoad: s.cpus[t.cpu].taskHLoad(t), util: t.se.Avg.UtilAvg,
-				recentUsedCPU: t.recentUsedCPU,
-			}
+			t.pub = s.cpus[t.cpu].exactTaskSnap(t)
 			t.isDirty = false
 		}
 		rq.dirty = rq.dirty[:0]
@@ -106,17 +91,28 @@ func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
 // balancing) sees every CPU exactly: nothing else is running then.
 func (rq *RQ) snapCPU(c int) cpuSnap {
-	if c == rq.cpu || rq.inBarrier {
-		o := rq.sim.cpus[c]
-		return cpuSnap{
-			idle:       o.curr == nil && o.nrRunning == 0 && !o.ttwuPending(),
-			nrRunning:  o.nrRunning,
-			hNrRunning: o.cfs.hNrRunning,
-			load:       o.cfs.avg.LoadAvg, util: o.cpuUtilCfs(), runnable: o.cfs.avg.RunnableAvg,
-			ttwuPending: o.ttwuPending(),
-		}
+	if c != rq.cpu && !rq.pay.barrier {
+		return rq.sim.snap[c]
 	}
-	return rq.sim.snap[c]
+	return rq.sim.cpus[c].exactSnap()
+}
+
+// exactSnap is this CPU as it is now: what publish copies, and what the
+// CPU itself (or the barrier) reads. (Written for the inliner: with k and
+// pending, ttwuPending(), read once, snapCPU stays within its budget and
+// inlines into every probe of the wakeup and balancing scans.)
+func (rq *RQ) exactSnap() cpuSnap {
+	k := &rq.rqKernel
+	pending := len(rq.wlBatch) > 0
+	return cpuSnap{
+		idle:        k.curr == nil && k.nrRunning == 0 && !pending,
+		nrRunning:   k.nrRunning,
+		hNrRunning:  k.cfs.hNrRunning,
+		load:        k.cfs.avg.LoadAvg,
+		util:        min(k.cfs.avg.UtilAvg, schedCapacityScale), // cpuUtilCfs()
+		runnable:    k.cfs.avg.RunnableAvg,
+		ttwuPending: pending,
+	}
 }
 
 // taskView is what this CPU sees of task t: exact if it owns it, else the
@@ -124,8 +120,7 @@ func (rq *RQ) snapCPU(c int) cpuSnap {
 // so reading t.cpu during an epoch is safe.
 func (rq *RQ) taskView(t *Task) taskSnap {
 	if t.cpu == rq.cpu {
-		return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-			hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+		return rq.exactTaskSnap(t)
 	}
 	return t.pub
 }
@@ -138,3 +133,10 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 // Simplified: no util_est (its EWMA is not modeled), so no max() with
 // util_est.enqueued.
 func (rq *RQ) cpuUtilCfs() uint64 { return min(rq.cfs.avg.UtilAvg, schedCapacityScale) }
+
+// exactTaskSnap is task t, which this CPU owns, as it is now: what
+// publish copies, and what its owner reads.
+func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
+	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+}

@@ -41,24 +41,40 @@ var legalTransitions = [7][7]bool{
 
 // Task is a task_struct: identity, state, its scheduling entity, the
 // program it runs, and the counters /proc/<pid>/sched and
-// /proc/<pid>/schedstat show. A task is owned by the CPU whose runqueue it
-// is on, or, while it sleeps, by the CPU it last ran on (task_cpu()); only
-// that CPU's goroutine mutates it.
+// /proc/<pid>/schedstat show.
+//
+// Ownership. A task is owned by its CPU, task_cpu(): the CPU whose
+// runqueue it is on or, while it sleeps, the CPU it last ran on. During
+// an epoch only that CPU's goroutine writes it, and other CPUs read only
+// the fields written at barriers alone (cpu, affinity, pub: a remote
+// waker decides from pub). At the barrier, with every goroutine stopped,
+// the engine writes it too, as the kernel's other CPUs would:
+//   - a remote wakeup's claim (claimWake, ttwu.go): state, the wakeup
+//     fields (stamp, waitingOn, timer, recentUsedCPU, the wakeup
+//     counters) and, if the waker chose another CPU, the migration
+//     (set_task_cpu(): cpu and se);
+//   - load balancing's pulls and pushes (balance.go): state, cpu, se, the
+//     cfs_tasks links, sched_info and uclamp accounting;
+//   - sched_setaffinity() (applyAffinity): affinity;
+//   - the publication (snapshot.go): pub and isDirty.
+//
+// Fields set by NewTask and never written again are marked "fixed".
 type Task struct {
-	PID  int
-	Comm string
-	Nice int
+	PID  int    // fixed
+	Comm string // fixed
+	Nice int    // fixed
 
-	state TaskState
-	cpu   int // task_cpu(p)
+	state TaskState // barrier: claimWake, load balancing
+	cpu   int       // task_cpu(p); barrier only (a wakeup migration, load balancing)
 	se    SchedEntity
-	group *TaskGroup
+	group *TaskGroup // fixed
 
-	prog Program
-	sym  Symbol // the user symbol its compute is charged to
-	rng  *rand.Rand
+	prog Program    // fixed
+	sym  Symbol     // the user symbol its compute is charged to; fixed
+	rng  *rand.Rand // fixed
 
 	// uclamp requests (p->uclamp_req), set only when the workload asks.
+	// fixed.
 	uclampReq [2]uint32
 	hasClamp  bool
 	// uclampActive / uclampVal: the values uclamp_rq_inc() accounted
@@ -81,17 +97,20 @@ type Task struct {
 	inUser  bool
 	// waitingOn is the semaphore the task sleeps on (nil: a timed sleep,
 	// or not sleeping); stamp is the stamp of the signal it consumed
-	// last; sem is its own semaphore, what Block and Wake use.
+	// last; sem is its own semaphore, what Block and Wake use (fixed).
+	// barrier: claimWake delivers the stamp and clears waitingOn.
 	waitingOn *Sem
 	stamp     int64
 	sem       *Sem
-	sim       *Sim
+	sim       *Sim // fixed
 	// timer is the armed sleep timer, cancelled when the task is woken
-	// some other way first.
+	// some other way first (by the owner, or barrier: claimWake).
 	timer *sleepTimer
 
 	// record_wakee() state (p->last_wakee, wakee_flips,
-	// wakee_flip_decay_ts) and p->recent_used_cpu.
+	// wakee_flip_decay_ts), written by the task's CPU while it is curr
+	// there and wakes someone, and p->recent_used_cpu (barrier: set by
+	// claimWake from the waker's select_idle_sibling()).
 	lastWakee        *Task
 	wakeeFlips       uint
 	wakeeFlipDecayTS int64
@@ -101,11 +120,13 @@ type Task struct {
 	tlPrev, tlNext *Task
 	onList         bool
 
-	// affinity is p->cpus_ptr (nil: every CPU). Changed only at barriers.
+	// affinity is p->cpus_ptr (nil: every CPU). Set by NewTask, then
+	// barrier only (applyAffinity): any CPU may read it.
 	affinity []bool
 
-	// pub is what remote CPUs read of the task (published at barriers);
-	// isDirty marks it for republication.
+	// pub is what remote CPUs read of the task; barrier only (publish).
+	// isDirty marks it for republication: set by the owner (markDirty)
+	// and the barrier, cleared by the barrier.
 	pub     taskSnap
 	isDirty bool
 
@@ -114,6 +135,8 @@ type Task struct {
 	lastQueued  int64
 	lastArrival int64
 
+	// Stats: the owner's, and barrier: the wakeup and migration counters
+	// of a wakeup claimed there, a push's involuntary switch.
 	Stats TaskStats
 }
 
@@ -183,8 +206,9 @@ func (t *Task) setState(to TaskState) {
 }
 
 // sleepTimer is an armed hrtimer for a timed sleep. It belongs to the CPU
-// whose event queue holds it; cancelling it (a wakeup came first) is done
-// by that CPU or at a barrier.
+// whose event queue holds it (the sleeping task's CPU, which cannot
+// change while the task sleeps); cancelling it (a wakeup came first) is
+// done by that CPU or at a barrier (claimWake).
 type sleepTimer struct {
 	task      *Task
 	cancelled bool

@@ -274,10 +274,10 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 
 // traceWakeup is the sched_wakeup (ttwu_do_activate()) and
 // sched_wakeup_new (wake_up_new_task()) tracepoint on this CPU. A wakeup
-// applied for another CPU (a remote enqueue, rq.proxy set) was recorded
-// by its waker.
+// applied for another CPU (a remote enqueue: paid by the waker) was
+// recorded by its waker.
 func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
-	if !rq.traceOn() || (kind == trWakeup && rq.proxy >= 0) {
+	if !rq.traceOn() || (kind == trWakeup && rq.pay.paidBy != nil) {
 		return
 	}
 	st := &rq.sim.tracer.cpu[rq.cpu]

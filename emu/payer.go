@@ -1,0 +1,39 @@
+package emu
+
+// payer is who pays for the kernel work an RQ's code is doing, and so how
+// cost() and accessCost() charge it, how a reschedule it asks for reaches
+// the CPU (reschedCurr) and what it sees of the other CPUs (snapCPU,
+// postOrApply). The zero value is the CPU itself in its epoch: costs go on
+// its clock, posts wait for the barrier, other CPUs are seen as
+// published. It is set only by onBehalf and atBarrier, for the length of
+// one call, and restored after it (the two nest: an idle load balancer
+// pulling for itself at the barrier).
+type payer struct {
+	// paidBy, when set, is the CPU that did this work and was charged for
+	// it (a remote waker that enqueued under this CPU's lock, the
+	// balancer that pulled or pushed a task, the idle load balancer
+	// decaying this CPU's blocked load): nothing is charged here, and a
+	// reschedule the work asks for needs paidBy's IPI to reach this CPU
+	// (none when paidBy is this CPU, pulling for itself at a barrier).
+	paidBy *RQ
+	// barrier: the barrier runs this code on this CPU's behalf (NOHZ idle
+	// balancing) with every goroutine stopped: costs become this CPU's
+	// debt, posts apply at once, and every CPU is seen exactly.
+	barrier bool
+}
+
+// onBehalf runs fn on this RQ as work that CPU actor did and paid for.
+func (rq *RQ) onBehalf(actor *RQ, fn func()) {
+	was := rq.pay
+	rq.pay.paidBy = actor
+	fn()
+	rq.pay = was
+}
+
+// atBarrier runs fn as the barrier's work on this CPU's behalf.
+func (rq *RQ) atBarrier(fn func()) {
+	was := rq.pay
+	rq.pay.barrier = true
+	fn()
+	rq.pay = was
+}

@@ -1,0 +1,331 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// try_to_wake_up() in one file, in the order a wakeup runs (core.c keeps
+// try_to_wake_up(), ttwu_queue_wakelist(), sched_ttwu_pending() and
+// ttwu_do_activate() together; the CPU choice, select_task_rq_fair(), is
+// fair.c's and lives in select.go). The package doc walks a remote wakeup
+// through it.
+//
+//   - the waker, in its epoch: tryToWakeUp decides with what it can see
+//     (its own state exactly, other CPUs and a remote wakee as published
+//     at the last barrier), does its physical part at once (the remote rq
+//     lock, or the wake-list push) and posts the state change (opWake);
+//   - the barrier: claimWake claims the wakee in canonical order (the
+//     first waker of a task asleep on the semaphore wins) and hands it to
+//     the target, as a remote enqueue or onto its wake-list batch
+//     (wakelistAdd, which decides the IPI);
+//   - the target, at the time the kernel would: ttwuRemoteEnqueue or
+//     schedTTWUPending, then ttwuDoActivate, which enqueues (core.go's
+//     activate_task(), fair.go's enqueue_task_fair()).
+
+// tryToWakeUp is core.c: try_to_wake_up() on this CPU, for a wakeup
+// through sem (nil: a timed sleep's timer). A task not asleep on sem gets
+// the signal left pending instead (asleepOn); one this CPU does not own
+// gets it at the barrier (opSignal, applySignal), where the task's own
+// state decides.
+func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
+	v := rq.taskView(p)
+	owned := p.cpu == rq.cpu
+	if !asleepOn(v.state, v.waitingOn, sem) {
+		if !owned {
+			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags, trCtx: traceWho{task: rq.curr}})
+			return false
+		}
+		p.leavePending(sem, stamp)
+		return false
+	}
+	tr := rq.traceTTWU(p, sem == nil, false)
+	rq.cost(hwmodel.OpTTWU)
+	prev := v.cpu
+	rq.sisRecent = -1
+	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
+	if cpu != prev {
+		wakeFlags |= wfMigrated
+	}
+	rq.traceTTWUSelected(tr, p, prev, cpu)
+	rq.ttwuStatRQ(cpu)
+	if owned && cpu == rq.cpu {
+		rq.traceTTWULocal(tr)
+		// The wakee sleeps here and wakes here: all of it is ours.
+		rq.ttwuStatTask(p, cpu, wakeFlags)
+		if rq.sisRecent >= 0 {
+			p.recentUsedCPU = rq.sisRecent
+		}
+		p.wokenBy(sem, stamp)
+		p.setState(TaskWaking)
+		rq.lockRQ(SymTryToWakeUp)
+		rq.updateRQClock()
+		rq.ttwuDoActivate(p, wakeFlags)
+		rq.traceWakeupDone()
+		rq.unlockRQ(SymTryToWakeUp)
+		return true
+	}
+	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
+	target := rq.sim.cpus[cpu]
+	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
+		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
+		// llist_add() onto the target's call_single_queue.
+		target.wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
+		rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
+		op.wakelist = true
+		rq.Stats.WakelistWakeups++
+	} else {
+		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
+		// waker does the enqueue under the target's lock. Its work is
+		// charged here at the base costs of the path; the target
+		// applies the state change at the time the waker finished.
+		if cpu != rq.cpu {
+			target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+			rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
+			rq.Stats.RemoteLockAcq++
+		}
+		rq.cost(hwmodel.OpEnqueue)
+		for d := p.group.depth; d >= 0; d-- {
+			rq.cost(hwmodel.OpUpdateCurr)
+			rq.cost(hwmodel.OpUpdateLoadAvg)
+			if d > 0 {
+				rq.cost(hwmodel.OpCfsGroup)
+			}
+		}
+		if cpu != rq.cpu {
+			target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+			rq.Stats.DirectWakeups++
+		}
+		rq.traceTTWUDirect(tr, p, cpu)
+	}
+	rq.post(op)
+	return true
+}
+
+// ttwuQueueCond is core.c: ttwu_queue_cond() (v6.0-6.12), with Mathieu
+// Desnoyers' TTWU_QUEUE_L2 variant keying the first test on the L2.
+func (rq *RQ) ttwuQueueCond(p *Task, cpu int) bool {
+	if !p.allowedOn(cpu) {
+		return false
+	}
+	// If the CPU does not share cache, then queue the task on the remote
+	// rq's wake list to avoid accessing remote data.
+	share := rq.sim.cpusShareCache(rq.cpu, cpu)
+	if rq.feat.Has(TTWU_QUEUE_L2) {
+		share = rq.sim.cpusShareL2(rq.cpu, cpu)
+	}
+	if !share {
+		return true
+	}
+	if cpu == rq.cpu {
+		return false
+	}
+	// If the wakee CPU is idle, offload the activation to it.
+	return rq.readNrRunning(cpu, SymTryToWakeUp) == 0
+}
+
+// ttwuStatRQ is the waker's half of core.c: ttwu_stat().
+func (rq *RQ) ttwuStatRQ(cpu int) {
+	rq.Stats.TTWUCount++
+	if cpu == rq.cpu {
+		rq.Stats.TTWULocal++
+		return
+	}
+	for _, d := range rq.sim.domains[rq.cpu] {
+		if d.Contains(cpu) {
+			d.Stats.TTWUWakeRemote++
+			break
+		}
+	}
+}
+
+// ttwuStatTask is the wakee's half of ttwu_stat() (done by the wakee's
+// owner, or at the barrier).
+func (p *Task) ttwuStatTask(cpu, waker, wakeFlags int) {
+	p.Stats.NrWakeups++
+	if cpu == waker {
+		p.Stats.NrWakeupsLoc++
+	} else {
+		p.Stats.NrWakeupsRem++
+	}
+	if wakeFlags&wfMigrated != 0 {
+		p.Stats.NrWakeupsMig++
+	}
+	if wakeFlags&wfSync != 0 {
+		p.Stats.NrWakeupsSync++
+	}
+}
+
+func (rq *RQ) ttwuStatTask(p *Task, cpu, wakeFlags int) { p.ttwuStatTask(cpu, rq.cpu, wakeFlags) }
+
+// wokenBy ends the task's sleep: the signal's stamp is delivered and any
+// armed sleep timer is cancelled (by the owner, or at the barrier).
+func (p *Task) wokenBy(sem *Sem, stamp int64) {
+	if sem != nil {
+		p.stamp = stamp
+	}
+	p.waitingOn = nil
+	if p.timer != nil {
+		p.timer.cancelled = true
+		p.timer = nil
+	}
+}
+
+// asleepOn is the test every wakeup through sem makes first: is the
+// task, in state st and waiting on w as the waker sees it, asleep on sem?
+// A timer (sem nil) wakes it whatever it sleeps on. The waker tests what
+// it can see (taskView); the barrier tests the task itself.
+func asleepOn(st TaskState, w, sem *Sem) bool {
+	return st == TaskSleeping && (sem == nil || w == sem)
+}
+
+// leavePending is the other branch of asleepOn, run by the task's owner or
+// at the barrier: the task is running, runnable and about to wait, or
+// waiting on something else, so the signal stays pending on sem for its
+// next Wait. This is the condition check after prepare_to_wait() that
+// makes the kernel's sleep race-free; no ttwu runs, as the wait queue is
+// empty. A dead task's signal is dropped; a timer leaves none.
+func (p *Task) leavePending(sem *Sem, stamp int64) {
+	if p.state != TaskDead && sem != nil {
+		sem.push(stamp)
+	}
+}
+
+// claimWake carries out a waker's decision: the first waker (in canonical
+// order) of a task sleeping on the semaphore wins; a later one finds it
+// awake and leaves its signal pending, as try_to_wake_up() on a running
+// task does.
+func (s *Sim) claimWake(op *remoteOp) {
+	p := op.task
+	if !asleepOn(p.state, p.waitingOn, op.sem) {
+		p.leavePending(op.sem, op.stamp)
+		return
+	}
+	waker := s.cpus[op.from]
+	s.traceClaim(op, op.target != p.cpu)
+	p.wokenBy(op.sem, op.stamp)
+	p.setState(TaskWaking)
+	p.ttwuStatTask(op.target, op.from, op.flags)
+	if op.recent >= 0 {
+		p.recentUsedCPU = op.recent
+	}
+	if op.target != p.cpu {
+		s.setTaskCPUFrom(p, op.target, waker, op.t)
+	}
+	dst := s.cpus[op.target]
+	dst.markDirty(p)
+	dst.republish = true
+	if op.wakelist {
+		s.wakelistAdd(dst, waker, p, op.t, op.flags)
+		return
+	}
+	if op.t < dst.lastEvent {
+		// The target handled an event (a scheduling point) after the
+		// enqueue's time without seeing the wakee: the message is late
+		// by up to an epoch (DESIGN.md "Virtual time").
+		s.LateMsgs++
+		s.LateNS += dst.lastEvent - op.t
+	}
+	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
+}
+
+// applySignal handles a signal to a task the signaller saw not waiting on
+// the semaphore: if it has gone to sleep on it since, wake it on its own
+// CPU now; else leave the signal pending (claimWake's asleepOn test).
+func (s *Sim) applySignal(op *remoteOp) {
+	p := op.task
+	c := *op
+	c.kind, c.target, c.recent = opWake, p.cpu, -1
+	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
+	s.claimWake(&c)
+}
+
+// wakelistAdd puts p on dst's wake list as of time t: it joins the batch
+// the next drain will take, or opens a new one, sending an IPI unless the
+// target idles polling (TIF_POLLING_NRFLAG: set_nr_if_polling() avoids the
+// IPI and the monitored write wakes it).
+func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
+	dst.wlBatch = append(dst.wlBatch, wlEntry{p, flags})
+	if dst.wlDrainAt > 0 {
+		return // an IPI (or poll) is on its way; this wakeup is batched
+	}
+	at := t
+	ipi := dst.curr != nil || dst.nrRunning > 0
+	switch {
+	case t < dst.wlLastDrain:
+		// The kernel would have drained it with the last batch, which
+		// this CPU already ran: drain again as soon as it can.
+		at = max(dst.now, dst.lastEvent, dst.wlLastDrain)
+		s.LateMsgs++
+		s.LateNS += dst.wlLastDrain - t
+	case ipi:
+		at = t + s.ipiDelay
+		waker.sendIPIDebt()
+	default:
+		at = t + s.pollDelay
+	}
+	dst.wlDrainAt = max(at, 1)
+	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu}})
+}
+
+type wlEntry struct {
+	task  *Task
+	flags int
+}
+
+// ttwuRemoteEnqueue applies a direct remote wakeup (msgEnqueue) on the
+// target: the waker took our rq lock and did ttwu_do_activate() under
+// it, and paid for it (tryToWakeUp); we only apply the state change, at
+// the time the waker finished.
+func (rq *RQ) ttwuRemoteEnqueue(m *message) {
+	p := m.task
+	if p.state != TaskWaking || p.cpu != rq.cpu {
+		panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
+	}
+	// The waker did this work under our lock; we only apply it.
+	rq.onBehalf(rq.sim.cpus[m.from], func() {
+		rq.lockRQ(SymTryToWakeUp)
+		rq.updateRQClock()
+		rq.ttwuDoActivate(p, m.flags)
+		rq.unlockRQ(SymTryToWakeUp)
+	})
+}
+
+// schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
+// queued wakeups under our own lock.
+func (rq *RQ) schedTTWUPending() {
+	// llist_del_all(): from here a new wakeup finds the list empty.
+	rq.wlLastDrain = rq.now
+	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))
+	rq.lockRQ(SymSchedTTWUPending)
+	rq.updateRQClock()
+	for _, e := range rq.wlBatch {
+		rq.spend(SymSchedTTWUPending, 0)
+		rq.ttwuDoActivate(e.task, e.flags)
+		rq.traceWakeupDone()
+	}
+	clear(rq.wlBatch)
+	rq.wlBatch = rq.wlBatch[:0]
+	rq.wlDrainAt = 0
+	rq.unlockRQ(SymSchedTTWUPending)
+}
+
+// ttwuDoActivate is core.c: ttwu_do_activate().
+func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
+	flags := enqueueWakeup
+	if wakeFlags&wfAffinity != 0 {
+		// move_queued_task(): activate_task(rq, p, 0), not a wakeup.
+		flags = 0
+	}
+	if wakeFlags&wfMigrated != 0 {
+		flags |= enqueueMigrated
+	}
+	rq.activateTask(p, flags)
+	p.setState(TaskRunnable)
+	rq.traceWakeup(p, trWakeup)
+	rq.wakeupPreempt(p, wakeFlags)
+	rq.updateAvgIdle()
+}
