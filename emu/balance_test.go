@@ -79,11 +79,9 @@ func TestLoadBalanceSpread(t *testing.T) {
 	golden(t, "balance/spread.golden", []byte(report.String()))
 }
 
-// Two 2 ms / 10 ms periodic tasks on hikey-8: active balancing moves one
-// off CPU 0 mid-run onto an idle CPU, which must notice it (a regression:
-// the push did not reach an idle destination, and the task never ran).
-func TestActiveBalanceToIdleCPU(t *testing.T) {
-	s := newSim(t, "hikey-8", "v6.6-eevdf")
+// periodicPair starts two 2 ms / 10 ms periodic tasks, on CPUs 0 and 1,
+// each exiting after 40 periods.
+func periodicPair(t *testing.T, s *Sim) {
 	for i := 0; i < 2; i++ {
 		n, next := 0, int64(0)
 		spawn(t, s, TaskSpec{Comm: "p", CPU: i, Prog: ProgramFunc(func(tk *Task) Action {
@@ -96,6 +94,14 @@ func TestActiveBalanceToIdleCPU(t *testing.T) {
 			return Sleep(next - tk.Now())
 		})})
 	}
+}
+
+// Two 2 ms / 10 ms periodic tasks on hikey-8: active balancing moves one
+// off CPU 0 mid-run onto an idle CPU, which must notice it (a regression:
+// the push did not reach an idle destination, and the task never ran).
+func TestActiveBalanceToIdleCPU(t *testing.T) {
+	s := newSim(t, "hikey-8", "v6.6-eevdf")
+	periodicPair(t, s)
 	s.Run(1000 * ms)
 	var alb int64
 	for c := range s.cpus {

@@ -96,19 +96,7 @@ func BenchmarkFair(b *testing.B) {
 // and blocks.
 func pingPong(tb testing.TB, s *Sim, cpu, n int, work int64, g *TaskGroup) {
 	for i := 0; i < n; i++ {
-		var a *Task
-		step := 0
-		b := mustTask(tb, s, TaskSpec{Comm: "pong", CPU: cpu, Group: g, Prog: ProgramFunc(func(t *Task) Action {
-			step++
-			switch step % 3 {
-			case 1:
-				return Block()
-			case 2:
-				return Run(work)
-			}
-			return Wake(a)
-		})})
-		a = mustTask(tb, s, TaskSpec{Comm: "ping", CPU: cpu, Group: g, Prog: Loop(Run(work), Wake(b), Block())})
+		pingPongPair(tb, s, cpu, cpu, work, g, mustTask)
 	}
 }
 

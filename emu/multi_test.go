@@ -6,9 +6,16 @@ import (
 
 // crossPingPong builds pairs that wake each other across CPUs a and b.
 func crossPingPong(tb testing.TB, s *Sim, a, b int, work int64, g *TaskGroup) (*Task, *Task) {
+	return pingPongPair(tb, s, a, b, work, g, spawn)
+}
+
+// pingPongPair is ping on CPU a and pong on CPU b, each computing work ns,
+// waking the other and blocking; mk creates each task (mustTask pins it).
+func pingPongPair(tb testing.TB, s *Sim, a, b int, work int64, g *TaskGroup,
+	mk func(testing.TB, *Sim, TaskSpec) *Task) (*Task, *Task) {
 	var pa *Task
 	step := 0
-	pb := spawn(tb, s, TaskSpec{Comm: "pong", CPU: b, Group: g, Prog: ProgramFunc(func(t *Task) Action {
+	pb := mk(tb, s, TaskSpec{Comm: "pong", CPU: b, Group: g, Prog: ProgramFunc(func(t *Task) Action {
 		step++
 		switch step % 3 {
 		case 1:
@@ -18,7 +25,7 @@ func crossPingPong(tb testing.TB, s *Sim, a, b int, work int64, g *TaskGroup) (*
 		}
 		return Wake(pa)
 	})})
-	pa = spawn(tb, s, TaskSpec{Comm: "ping", CPU: a, Group: g, Prog: Loop(Run(work), Wake(pb), Block())})
+	pa = mk(tb, s, TaskSpec{Comm: "ping", CPU: a, Group: g, Prog: Loop(Run(work), Wake(pb), Block())})
 	return pa, pb
 }
 

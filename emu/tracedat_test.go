@@ -52,18 +52,7 @@ func checkTraceChain(t *testing.T, text string) map[string]int {
 func TestTraceActiveBalanceChain(t *testing.T) {
 	s := newSim(t, "hikey-8", "v6.6-eevdf")
 	s.EnableTrace(1000*ms, 0)
-	for i := 0; i < 2; i++ {
-		n, next := 0, int64(0)
-		spawn(t, s, TaskSpec{Comm: "p", CPU: i, Prog: ProgramFunc(func(tk *Task) Action {
-			if n++; n > 80 {
-				return Exit()
-			} else if n%2 == 1 {
-				return Run(2 * ms)
-			}
-			next += 10 * ms
-			return Sleep(next - tk.Now())
-		})})
-	}
+	periodicPair(t, s)
 	s.Run(1000 * ms)
 	var b bytes.Buffer
 	if err := s.WriteFtrace(&b); err != nil {
