@@ -118,7 +118,7 @@ func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
 	for _, c := range cpus {
 		v := e.b.lbView(c)
 		sgs.groupLoad += v.load
-		sgs.groupUtil += v.util
+		sgs.groupUtil += v.cpuUtil()
 		sgs.groupRunnable += v.runnable
 		sgs.sumHNrRunning += v.hNrRunning
 		sgs.sumNrRunning += v.nrRunning
@@ -460,8 +460,8 @@ func (e *lbEnv) findBusiestQueue() int {
 			if nr <= 1 {
 				continue
 			}
-			if busiest < 0 || busiestUtil < v.util {
-				busiestUtil, busiest = v.util, c
+			if u := v.cpuUtil(); busiest < 0 || busiestUtil < u {
+				busiestUtil, busiest = u, c
 			}
 		case migrateTask:
 			if busiestNr < nr {

@@ -14,7 +14,7 @@ type cpuSnap struct {
 	nrRunning   int
 	hNrRunning  int
 	load        uint64 // cfs.avg.load_avg (cpu_load())
-	util        uint64 // cpu_util_cfs(): cfs.avg.util_avg capped at capacity_orig (cpuUtilCfs)
+	util        uint64 // cfs.avg.util_avg, uncapped: readers take cpuUtil()
 	runnable    uint64 // cfs.avg.runnable_avg
 	ttwuPending bool
 }
@@ -109,7 +109,7 @@ func (rq *RQ) exactSnap() cpuSnap {
 		nrRunning:   k.nrRunning,
 		hNrRunning:  k.cfs.hNrRunning,
 		load:        k.cfs.avg.LoadAvg,
-		util:        min(k.cfs.avg.UtilAvg, schedCapacityScale), // cpuUtilCfs()
+		util:        k.cfs.avg.UtilAvg,
 		runnable:    k.cfs.avg.RunnableAvg,
 		ttwuPending: pending,
 	}
@@ -133,6 +133,10 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 // Simplified: no util_est (its EWMA is not modeled), so no max() with
 // util_est.enqueued.
 func (rq *RQ) cpuUtilCfs() uint64 { return min(rq.cfs.avg.UtilAvg, schedCapacityScale) }
+
+// cpuUtil is cpu_util_cfs() of the CPU a snapshot shows (the cap is taken
+// here, not in exactSnap, which must stay within the inliner's budget).
+func (v cpuSnap) cpuUtil() uint64 { return min(v.util, schedCapacityScale) }
 
 // exactTaskSnap is task t, which this CPU owns, as it is now: what
 // publish copies, and what its owner reads.
