@@ -90,11 +90,11 @@ func TestCPUUtilCapped(t *testing.T) {
 	s := newSim(t, "hikey-8", "v6.6-eevdf")
 	rq := s.cpus[1]
 	rq.cfs.avg.UtilAvg = 1400
-	if got := rq.cpuUtilCfs(); got != 1024 {
+	if got := rq.exactSnap().cpuUtil(); got != 1024 {
 		t.Errorf("cpu_util_cfs() with util_avg 1400 = %d, want 1024", got)
 	}
 	rq.cfs.avg.UtilAvg = 700
-	if got := rq.cpuUtilCfs(); got != 700 {
+	if got := rq.exactSnap().cpuUtil(); got != 700 {
 		t.Errorf("cpu_util_cfs() with util_avg 700 = %d, want 700", got)
 	}
 }

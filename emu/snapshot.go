@@ -125,17 +125,15 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 	return t.pub
 }
 
-// cpuUtilCfs is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0)
-// (v6.6): the root queue's util_avg, at most the CPU's original capacity
-// (1024 on the symmetric targets). A migrated task's util arrives whole
-// while the old CPU's decays, so the sum can pass the capacity; the users
-// (update_sg_lb_stats()'s group_util, SIS_UTIL's sum_util) see the cap.
-// Simplified: no util_est (its EWMA is not modeled), so no max() with
-// util_est.enqueued.
-func (rq *RQ) cpuUtilCfs() uint64 { return min(rq.cfs.avg.UtilAvg, schedCapacityScale) }
-
-// cpuUtil is cpu_util_cfs() of the CPU a snapshot shows (the cap is taken
-// here, not in exactSnap, which must stay within the inliner's budget).
+// cpuUtil is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0) (v6.6)
+// of the CPU a snapshot shows: the root queue's util_avg, at most the CPU's
+// original capacity (1024 on the symmetric targets). A migrated task's util
+// arrives whole while the old CPU's decays, so the sum can pass the
+// capacity; the users (update_sg_lb_stats()'s group_util, SIS_UTIL's
+// sum_util, find_busiest_queue()'s migrate_util) see the cap. The cap is
+// taken here, not in exactSnap, which must stay within the inliner's
+// budget. Simplified: no util_est (its EWMA is not modeled), so no max()
+// with util_est.enqueued.
 func (v cpuSnap) cpuUtil() uint64 { return min(v.util, schedCapacityScale) }
 
 // exactTaskSnap is task t, which this CPU owns, as it is now: what
