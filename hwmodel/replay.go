@@ -102,9 +102,8 @@ type Replayer struct {
 	lines []*Line
 	cpus  []replayCPU
 	ls    []replayLine
-	q     []event
-	seq   uint64
-	now   int64 // ps: the replay's clock (the last event, or the last until)
+	q     []event // a 4-ary min-heap
+	now   int64   // ps: the replay's clock (the last event, or the last until)
 	rmwPS int64
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
@@ -219,12 +218,12 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 	for len(rp.q) > 0 && rp.q[0].t < untilPS {
 		e := rp.pop()
 		rp.now = max(rp.now, e.t)
-		if e.kind == evArrive {
-			if cpu := &rp.cpus[e.who]; cpu.armed && cpu.nextAt == e.t {
-				rp.act(int(e.who), e.t)
+		if e.kind() == evArrive {
+			if cpu := &rp.cpus[e.who()]; cpu.armed && cpu.nextAt == e.t {
+				rp.act(int(e.who()), e.t)
 			}
 		} else {
-			rp.serve(int(e.who), e.t)
+			rp.serve(int(e.who()), e.t)
 		}
 	}
 	if untilPS != math.MaxInt64 {
@@ -310,25 +309,24 @@ const (
 	evServe         // a line may serve a waiter
 )
 
+// event is one pending event. Events are processed in the order of
+// (t, kind, who); two events equal in all three are the same event
+// pushed twice (a superseded wake-up or serve at the time of the live
+// one), and whichever is popped first does the work, so no sequence
+// number is needed to order them.
 type event struct {
-	t    int64 // ps
-	kind uint8
-	who  int32 // CPU for evArrive, line for evServe
-	seq  uint64
+	t   int64  // ps
+	key uint64 // kind<<32 | who: who is the CPU for evArrive, the line for evServe
 }
 
-func (a *event) less(b *event) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	if a.who != b.who {
-		return a.who < b.who
-	}
-	return a.seq < b.seq
+func mkEvent(t int64, kind uint8, who int32) event {
+	return event{t: t, key: uint64(kind)<<32 | uint64(uint32(who))}
 }
+
+func (e event) kind() uint8 { return uint8(e.key >> 32) }
+func (e event) who() int32  { return int32(uint32(e.key)) }
+
+func (a event) less(b event) bool { return a.t < b.t || a.t == b.t && a.key < b.key }
 
 // pend is a request not yet served.
 type pend struct {
@@ -415,7 +413,7 @@ func (rp *Replayer) wake(c int, t int64) {
 	cpu := &rp.cpus[c]
 	cpu.nextAt = max(t, rp.now)
 	cpu.armed = true
-	rp.push(event{t: cpu.nextAt, kind: evArrive, who: int32(c)})
+	rp.push(mkEvent(cpu.nextAt, evArrive, int32(c)))
 }
 
 // resume schedules CPU c's next act once it is free at time t: at its next
@@ -540,7 +538,7 @@ func (rp *Replayer) schedule(li int, t int64) {
 	}
 	l.pending = true
 	l.serveAt = t
-	rp.push(event{t: t, kind: evServe, who: int32(li)})
+	rp.push(mkEvent(t, evServe, int32(li)))
 }
 
 func (rp *Replayer) serve(li int, now int64) {
@@ -675,40 +673,51 @@ func (rp *Replayer) checkDone() {
 	}
 }
 
+// push and pop keep rp.q a 4-ary min-heap by event.less: half the depth
+// of a binary heap, and a node's four children lie side by side.
 func (rp *Replayer) push(e event) {
-	rp.seq++
-	e.seq = rp.seq
-	rp.q = append(rp.q, e)
-	i := len(rp.q) - 1
+	q := append(rp.q, e)
+	i := len(q) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !rp.q[i].less(&rp.q[p]) {
+		p := (i - 1) / 4
+		if !e.less(q[p]) {
 			break
 		}
-		rp.q[i], rp.q[p] = rp.q[p], rp.q[i]
+		q[i] = q[p]
 		i = p
 	}
+	q[i] = e
+	rp.q = q
 }
 
 func (rp *Replayer) pop() event {
-	top := rp.q[0]
-	n := len(rp.q) - 1
-	rp.q[0] = rp.q[n]
-	rp.q = rp.q[:n]
+	q := rp.q
+	top := q[0]
+	n := len(q) - 1
+	e := q[n]
+	q = q[:n]
+	rp.q = q
+	if n == 0 {
+		return top
+	}
 	i := 0
 	for {
-		l, rr, s := 2*i+1, 2*i+2, i
-		if l < n && rp.q[l].less(&rp.q[s]) {
-			s = l
-		}
-		if rr < n && rp.q[rr].less(&rp.q[s]) {
-			s = rr
-		}
-		if s == i {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		rp.q[i], rp.q[s] = rp.q[s], rp.q[i]
-		i = s
+		m := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if q[k].less(q[m]) {
+				m = k
+			}
+		}
+		if !q[m].less(e) {
+			break
+		}
+		q[i] = q[m]
+		i = m
 	}
+	q[i] = e
 	return top
 }
