@@ -108,13 +108,15 @@ type Replayer struct {
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
 	mlp      int
-	res      ReplayResult
+	// pr prices accesses from tables (nil: Machine.Access).
+	pr  *replayPrices
+	res ReplayResult
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
 // and no request pending.
 func (m *Machine) NewReplayer() *Replayer {
-	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1)}
+	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1), pr: newReplayPrices(m)}
 }
 
 // Advance adds each CPU's new requests to what the replay has pending and
@@ -592,8 +594,14 @@ func (rp *Replayer) serve(li int, now int64) {
 	cpu := &rp.cpus[c]
 	st := rp.touch(int32(li))
 	st.Accesses++
-	cost := rp.m.Access(line, c, w.op)
-	costPS := ps(cost.NS)
+	var cost AccessCost
+	var costPS int64
+	if rp.pr != nil {
+		cost, costPS = rp.pr.access(rp.m, line, c, w.op)
+	} else {
+		cost = rp.m.Access(line, c, w.op)
+		costPS = ps(cost.NS)
+	}
 	switch cost.Kind {
 	case Transfer:
 		st.Transfers[cost.Class]++

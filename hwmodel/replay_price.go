@@ -1,0 +1,190 @@
+package hwmodel
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// replayPrices is Machine.Access for the replay's inner loop, priced in
+// whole ps from tables made once per Replayer. The replay reads the
+// machine's latencies once, when it is made (rmwPS, windowPS), and so
+// does this.
+//
+// A transfer's cost depends only on its distance class and on whether the
+// line's home is on another package than the requester (TransferNS), not
+// on which CPU sends it: so the nearest (or farthest) sharer of a line is
+// the first class, in order of cost, that holds a sharer, and the sharers
+// themselves are looked at only to break a tie between classes of equal
+// cost (the lowest-numbered CPU wins, as in sharerByClass). Every price is
+// ps() of the float64 that TransferNS or memNS returns, so the ps are the
+// same bits Access and ps() give; TestReplayPrices holds the two paths
+// together.
+type replayPrices struct {
+	t *topoTables
+	// xfer[hr][k] is ps(TransferNS) for class k, hr: the home is remote.
+	xfer   [2][NumClasses]int64
+	xferNS [2][NumClasses]float64
+	mem    [2]int64 // ps(memNS): [hr]
+	// near[hr] and far[hr] are the classes ClassSMT..ClassRemote by cost,
+	// cheapest (near) or dearest (far) first, cut into runs of equal cost.
+	near, far [2][][]Class
+	// span[cpu*NumClasses+k] is the range of words of classMask in which
+	// class k of cpu has bits.
+	span []wordSpan
+}
+
+type wordSpan struct{ lo, hi int32 }
+
+// newReplayPrices returns the tables, or nil for a machine without
+// topology tables (built by hand), which the replay prices with Access.
+func newReplayPrices(m *Machine) *replayPrices {
+	t := m.tables()
+	if t == nil {
+		return nil
+	}
+	p := &replayPrices{t: t}
+	for hr := range 2 {
+		for k := range NumClasses {
+			ns := m.Lat.Transfer[k]
+			if hr == 1 && k != ClassRemote && k != ClassSelf {
+				ns += m.Lat.HomeRemote
+			}
+			p.xferNS[hr][k], p.xfer[hr][k] = ns, ps(ns)
+		}
+		p.near[hr] = p.runs(hr, false)
+		p.far[hr] = p.runs(hr, true)
+	}
+	p.mem = [2]int64{ps(m.Lat.MemLocal), ps(m.Lat.MemRemote)}
+	p.span = make([]wordSpan, len(t.classMask))
+	for i, mask := range t.classMask {
+		s := wordSpan{lo: int32(len(mask)), hi: 0}
+		for w, x := range mask {
+			if x != 0 {
+				s.lo, s.hi = min(s.lo, int32(w)), int32(w)+1
+			}
+		}
+		p.span[i] = s
+	}
+	return p
+}
+
+// runs orders the transfer classes by cost and cuts equal costs into runs.
+func (p *replayPrices) runs(hr int, far bool) [][]Class {
+	ks := []Class{ClassSMT, ClassL2, ClassLLC, ClassSocket, ClassRemote}
+	ns := &p.xferNS[hr]
+	slices.SortStableFunc(ks, func(a, b Class) int {
+		switch {
+		case ns[a] == ns[b]:
+			return 0
+		case (ns[a] < ns[b]) != far:
+			return -1
+		}
+		return 1
+	})
+	var out [][]Class
+	for i, k := range ks {
+		if i == 0 || ns[k] != ns[ks[i-1]] {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], k)
+	}
+	return out
+}
+
+// homeRemote is homeIsRemote from the table.
+func (p *replayPrices) homeRemote(cpu, home int) int {
+	if home < 0 || home >= p.t.nodes || !p.t.homeRemote[cpu*p.t.nodes+home] {
+		return 0
+	}
+	return 1
+}
+
+// firstIn is the lowest sharer of l in class k of cpu, or -1.
+func (p *replayPrices) firstIn(l *Line, cpu int, k Class) int {
+	i := cpu*int(NumClasses) + int(k)
+	mask, s := p.t.classMask[i], p.span[i]
+	for w := s.lo; w < s.hi; w++ {
+		if y := l.sharers[w] & mask[w]; y != 0 {
+			return int(w)*64 + bits.TrailingZeros64(y)
+		}
+	}
+	return -1
+}
+
+// sharer is sharerByClass: the class of the cheapest (far false) or
+// dearest (far true) sharer of l other than cpu, and its cost in ps.
+func (p *replayPrices) sharer(l *Line, cpu, hr int, far bool) (k Class, costPS int64, ok bool) {
+	order := p.near[hr]
+	if far {
+		order = p.far[hr]
+	}
+	for _, run := range order {
+		from := -1
+		for _, c := range run {
+			if f := p.firstIn(l, cpu, c); f >= 0 && (from < 0 || f < from) {
+				from, k = f, c
+			}
+		}
+		if from >= 0 {
+			return k, p.xfer[hr][k], true
+		}
+	}
+	return 0, 0, false
+}
+
+// access is m.Access(l, cpu, op) with its cost in ps: the same state
+// change, kind, class, invalidations and sharer flag, and ps(cost.NS);
+// the AccessCost's NS is left zero.
+func (p *replayPrices) access(m *Machine, l *Line, cpu int, op Op) (AccessCost, int64) {
+	hr := p.homeRemote(cpu, l.Home)
+	switch op {
+	case Read:
+		if l.owner == cpu || l.isSharer(cpu) {
+			return AccessCost{Kind: Hit}, 0
+		}
+		if l.owner >= 0 {
+			from := l.owner
+			k := m.Class(cpu, from)
+			l.owner = -1
+			l.burst = 0
+			l.addSharer(from)
+			l.addSharer(cpu)
+			return AccessCost{Kind: Transfer, Class: k}, p.xfer[hr][k]
+		}
+		if l.nshare > 0 {
+			k, c, _ := p.sharer(l, cpu, hr, false)
+			l.addSharer(cpu)
+			return AccessCost{Kind: Transfer, Class: k, FromSharer: true}, c
+		}
+		l.owner = cpu
+		l.burst = 0
+		return AccessCost{Kind: Fill}, p.mem[hr]
+	default:
+		if l.owner == cpu {
+			l.burst++
+			return AccessCost{Kind: Hit}, 0
+		}
+		var c AccessCost
+		var cps int64
+		switch {
+		case l.owner >= 0:
+			k := m.Class(cpu, l.owner)
+			c, cps = AccessCost{Kind: Transfer, Class: k}, p.xfer[hr][k]
+		case l.nshare > 0:
+			c.Kind = Invalidate
+			c.Invalidated = l.nshare
+			if l.isSharer(cpu) {
+				c.Invalidated--
+			}
+			if k, x, ok := p.sharer(l, cpu, hr, true); ok {
+				c.Class, cps = k, x
+			}
+		default:
+			c, cps = AccessCost{Kind: Fill}, p.mem[hr]
+		}
+		l.clearSharers()
+		l.owner = cpu
+		l.burst = 1
+		return c, cps
+	}
+}
