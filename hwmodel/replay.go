@@ -102,8 +102,14 @@ type Replayer struct {
 	lines []*Line
 	cpus  []replayCPU
 	ls    []replayLine
-	q     []event // a 4-ary min-heap
-	now   int64   // ps: the replay's clock (the last event, or the last until)
+	// The pending events: those at the time of the event being
+	// processed (cur) are keys in nowq, the later ones events in q (both
+	// 4-ary min-heaps). No event is ever scheduled before cur, so the
+	// next event is the least of nowq's and q's first.
+	q     []event
+	nowq  []uint64
+	cur   int64
+	now   int64 // ps: the replay's clock (the last event, or the last until)
 	rmwPS int64
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
@@ -217,7 +223,7 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 	if until < math.MaxInt64/1000 {
 		untilPS = until * 1000
 	}
-	for len(rp.q) > 0 && rp.q[0].t < untilPS {
+	for rp.pending() && rp.nextT() < untilPS {
 		e := rp.pop()
 		rp.now = max(rp.now, e.t)
 		if e.kind() == evArrive {
@@ -232,7 +238,7 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 		rp.now = max(rp.now, untilPS)
 		rp.accrue(untilPS)
 	}
-	if len(rp.q) == 0 {
+	if !rp.pending() {
 		rp.checkDone()
 	}
 	return res
@@ -681,10 +687,44 @@ func (rp *Replayer) checkDone() {
 	}
 }
 
-// push and pop keep rp.q a 4-ary min-heap by event.less: half the depth
-// of a binary heap, and a node's four children lie side by side.
+// pending reports whether any event is pending; nextT is the time of the
+// next one.
+func (rp *Replayer) pending() bool { return len(rp.nowq) > 0 || len(rp.q) > 0 }
+
+func (rp *Replayer) nextT() int64 {
+	if len(rp.nowq) > 0 {
+		return rp.cur
+	}
+	return rp.q[0].t
+}
+
+// push queues e: in nowq if it is at the current time (a serve of a free
+// line, a CPU going on at once), else in q.
 func (rp *Replayer) push(e event) {
-	q := append(rp.q, e)
+	if e.t == rp.cur {
+		rp.nowq = pushKey(rp.nowq, e.key)
+		return
+	}
+	rp.q = pushEvent(rp.q, e)
+}
+
+// pop takes the next event: the least of (t, key) over both queues.
+func (rp *Replayer) pop() event {
+	if len(rp.nowq) > 0 && (len(rp.q) == 0 || rp.q[0].t > rp.cur || rp.q[0].key > rp.nowq[0]) {
+		var k uint64
+		rp.nowq, k = popKey(rp.nowq)
+		return event{t: rp.cur, key: k}
+	}
+	var e event
+	rp.q, e = popEvent(rp.q)
+	rp.cur = e.t
+	return e
+}
+
+// pushEvent and popEvent keep a 4-ary min-heap by event.less: half the
+// depth of a binary heap, and a node's four children lie side by side.
+func pushEvent(q []event, e event) []event {
+	q = append(q, e)
 	i := len(q) - 1
 	for i > 0 {
 		p := (i - 1) / 4
@@ -695,18 +735,16 @@ func (rp *Replayer) push(e event) {
 		i = p
 	}
 	q[i] = e
-	rp.q = q
+	return q
 }
 
-func (rp *Replayer) pop() event {
-	q := rp.q
+func popEvent(q []event) ([]event, event) {
 	top := q[0]
 	n := len(q) - 1
 	e := q[n]
 	q = q[:n]
-	rp.q = q
 	if n == 0 {
-		return top
+		return q, top
 	}
 	i := 0
 	for {
@@ -727,5 +765,51 @@ func (rp *Replayer) pop() event {
 		i = m
 	}
 	q[i] = e
-	return top
+	return q, top
+}
+
+// pushKey and popKey are the same heap over bare keys.
+func pushKey(q []uint64, k uint64) []uint64 {
+	q = append(q, k)
+	i := len(q) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if k >= q[p] {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = k
+	return q
+}
+
+func popKey(q []uint64) ([]uint64, uint64) {
+	top := q[0]
+	n := len(q) - 1
+	k := q[n]
+	q = q[:n]
+	if n == 0 {
+		return q, top
+	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if q[j] < q[m] {
+				m = j
+			}
+		}
+		if q[m] >= k {
+			break
+		}
+		q[i] = q[m]
+		i = m
+	}
+	q[i] = k
+	return q, top
 }
