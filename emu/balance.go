@@ -78,6 +78,9 @@ type lbEnv struct {
 	avgLoad        uint64
 	preferSibling  bool
 	sumUtil        uint64
+	// sgBuf holds the groups' stats: local, busiest and the one being
+	// gathered (groupStats reuses a slot neither points to).
+	sgBuf [3]sgStats
 }
 
 // pullReq is a pull decided by load balancing, carried out at the barrier.
@@ -111,7 +114,11 @@ func (b *RQ) lbView(c int) cpuSnap {
 
 // groupStats is fair.c: update_sg_lb_stats().
 func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
-	sgs := &sgStats{cpus: cpus, groupWeight: len(cpus)}
+	sgs := &e.sgBuf[0]
+	for i := 1; sgs == e.local || sgs == e.busiest; i++ {
+		sgs = &e.sgBuf[i]
+	}
+	*sgs = sgStats{cpus: cpus, groupWeight: len(cpus)}
 	m := e.b.m
 	cores := &e.b.lbCores // by each core's first CPU
 	cores.reset(len(m.CPUs))
