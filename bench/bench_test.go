@@ -1,16 +1,23 @@
 package bench
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // benchRun runs a workload b.N times and reports the engine's speed:
 // events handled per host second and virtual µs per host second.
 func benchRun(b *testing.B, topo, driver, name string, args ...string) {
-	m := machine(b, topo)
+	benchOn(b, machine(b, topo), driver, name, args...)
+}
+
+// benchOn is benchRun on a machine already built; it also reports host
+// ms per virtual ms.
+func benchOn(b *testing.B, m *hwmodel.Machine, driver, name string, args ...string) {
 	f, _, err := emu.ParseFeatures("v6.6-eevdf")
 	if err != nil {
 		b.Fatal(err)
@@ -34,6 +41,7 @@ func benchRun(b *testing.B, topo, driver, name string, args ...string) {
 	}
 	b.ReportMetric(float64(events)/host.Seconds(), "events/s")
 	b.ReportMetric(float64(virt)/1e3/host.Seconds(), "virtual-µs/s")
+	b.ReportMetric(float64(host.Nanoseconds())/float64(virt), "host-ms/virtual-ms")
 }
 
 // BenchmarkPipe is perf bench sched pipe on the 8-CPU HiKey: the engine's
@@ -60,4 +68,68 @@ func BenchmarkHackbench(b *testing.B) {
 	for _, d := range []string{"parallel", "serial"} {
 		b.Run("spr-2s/g10/"+d, func(b *testing.B) { benchRun(b, "spr-2s", d, "hackbench") })
 	}
+}
+
+// BenchmarkHackbenchEpyc is the L2 study's load: hackbench -g 32 -f 20 -T
+// -p on the 384-CPU epyc-9654-2s in a depth-3 cgroup.
+func BenchmarkHackbenchEpyc(b *testing.B) {
+	for _, d := range []string{"parallel", "serial"} {
+		b.Run("epyc-9654-2s/g32/"+d, func(b *testing.B) {
+			benchRun(b, "epyc-9654-2s", d, "hackbench", "-g", "32", "-f", "20", "-T", "-p", "-l", "10",
+				"-cgroup", "system.slice/docker/c1")
+		})
+	}
+}
+
+// BenchmarkHackbenchSPR1s is the RUN_TO_PARITY load: hackbench -g 112 -f
+// 20 -T on the 112-CPU spr-1s.
+func BenchmarkHackbenchSPR1s(b *testing.B) {
+	for _, d := range []string{"parallel", "serial"} {
+		b.Run("spr-1s/g112/"+d, func(b *testing.B) {
+			benchRun(b, "spr-1s", d, "hackbench", "-g", "112", "-f", "20", "-T", "-l", "2")
+		})
+	}
+}
+
+// BenchmarkScaling runs the same small load (netperf UDP_RR with 4 pairs,
+// 10 ms) on machines of 8, 224 and 1,024 CPUs: the host time per virtual
+// ms should follow the CPUs that have work, not the CPUs there are.
+func BenchmarkScaling(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		m    func(testing.TB) *hwmodel.Machine
+	}{
+		{"hikey-8", func(t testing.TB) *hwmodel.Machine { return machine(t, "hikey-8") }},
+		{"spr-2s", func(t testing.TB) *hwmodel.Machine { return machine(t, "spr-2s") }},
+		{"gen-1024", gen1024},
+	} {
+		b.Run(tc.name+"/4pairs", func(b *testing.B) {
+			benchOn(b, tc.m(b), "serial", "netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.01")
+		})
+	}
+}
+
+// gen1024 is a generated 1,024-CPU machine: spr-2s's latencies and costs
+// on 4 sockets of 128 cores x 2 threads, one LLC and one node per socket.
+func gen1024(t testing.TB) *hwmodel.Machine {
+	t.Helper()
+	data, err := hwmodel.PresetSpec("spr-2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hwmodel.DecodeSpec(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Name = "gen-1024"
+	s.Layout.Sockets, s.Layout.CoresPerLLC = 4, 128
+	s.NUMADistance = [][]int{{10, 21, 21, 21}, {21, 10, 21, 21}, {21, 21, 10, 21}, {21, 21, 21, 10}}
+	m, err := hwmodel.Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.NumCPUs() != 1024 {
+		t.Fatalf("gen-1024 has %d CPUs", m.NumCPUs())
+	}
+	return m
 }
