@@ -115,8 +115,10 @@ type Replayer struct {
 	windowPS int64
 	mlp      int
 	// pr prices accesses from tables (nil: Machine.Access).
-	pr  *replayPrices
-	res ReplayResult
+	pr *replayPrices
+	// npend counts the requests added and not yet served.
+	npend int
+	res   ReplayResult
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
@@ -213,6 +215,7 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
 				panic(fmt.Sprintf("hwmodel: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
 			}
+			rp.npend++
 			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == Read, tag: q.Tag})
 		}
 		if !cpu.waiting {
@@ -268,23 +271,9 @@ func (rp *Replayer) accrue(t int64) {
 	}
 }
 
-// Pending is the number of requests issued or logged but not yet served.
-func (rp *Replayer) Pending() int {
-	n := 0
-	for c := range rp.cpus {
-		cpu := &rp.cpus[c]
-		n += len(cpu.reqs) - cpu.next
-		if cpu.waiting && cpu.blockedOn < 0 {
-			n++ // its own request, issued and waiting
-		}
-		for _, o := range cpu.out.live() {
-			if o.finish == 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
+// Pending is the number of requests issued or logged but not yet served:
+// every request added is served once, by one serve.
+func (rp *Replayer) Pending() int { return rp.npend }
 
 // Behind reports whether CPU c has requests the replay has not yet issued:
 // they queue behind one still waiting, so the CPU has not yet, physically,
@@ -596,6 +585,7 @@ func (rp *Replayer) serve(li int, now int64) {
 	}
 	w := l.waiters[pick]
 	l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
+	rp.npend--
 	c := int(w.cpu)
 	cpu := &rp.cpus[c]
 	st := rp.touch(int32(li))

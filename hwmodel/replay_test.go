@@ -1,6 +1,7 @@
 package hwmodel
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -167,6 +168,26 @@ func TestReplayPanics(t *testing.T) {
 // in its epoch, shifted by the stall the earlier calls reported for their
 // CPU (the engine adds it to the CPU's clock), and the last call serves
 // everything. It returns the total stall and each line's busy time.
+// pendingScan counts what Pending counts from the CPUs' state: requests
+// not yet issued, a CPU's own request waiting at its line, and its
+// independent reads still waiting there.
+func pendingScan(rp *Replayer) int {
+	n := 0
+	for c := range rp.cpus {
+		cpu := &rp.cpus[c]
+		n += len(cpu.reqs) - cpu.next
+		if cpu.waiting && cpu.blockedOn < 0 {
+			n++
+		}
+		for _, o := range cpu.out.live() {
+			if o.finish == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (float64, []int64) {
 	rp := m.NewReplayer()
 	told := make([]int64, len(streams)) // ps reported per CPU
@@ -189,6 +210,9 @@ func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (fl
 			}
 		}
 		res := rp.Advance(lines, cut, until)
+		if n, want := rp.Pending(), pendingScan(rp); n != want {
+			panic(fmt.Sprintf("Pending() %d, the CPUs hold %d requests not yet served", n, want))
+		}
 		for c, sv := range res.Served {
 			for _, x := range sv {
 				told[c] += x.StallPS
