@@ -33,10 +33,19 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		w = s.startWorkers()
 		defer w.stop()
 	}
+	if len(s.nextAt) != len(s.cpus) {
+		s.nextAt = make([]int64, len(s.cpus))
+	}
 	for {
+		// Each CPU's next step, kept for the epoch: a CPU's step
+		// touches only its own state, so stepping one never moves
+		// another's, and a CPU with nothing before the epoch's end is
+		// not visited (its step would return at once).
 		next := int64(-1)
-		for _, rq := range s.cpus {
-			if t := rq.nextStep(); t >= 0 && (next < 0 || t < next) {
+		for i, rq := range s.cpus {
+			t := rq.nextStep()
+			s.nextAt[i] = t
+			if t >= 0 && (next < 0 || t < next) {
 				next = t
 			}
 		}
@@ -58,7 +67,10 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		if w != nil {
 			w.epoch(end)
 		} else {
-			for _, rq := range s.cpus {
+			for i, rq := range s.cpus {
+				if t := s.nextAt[i]; t < 0 || t >= end {
+					continue
+				}
 				if p := rq.safeStep(end); p != nil {
 					panic(p)
 				}
@@ -201,6 +213,9 @@ func (w *workers) loop(i, host int) {
 	}
 	for end := range w.cmd[i] {
 		for _, rq := range w.shards[i] {
+			if t := w.s.nextAt[rq.cpu]; t < 0 || t >= end {
+				continue
+			}
 			if p := rq.safeStep(end); p != nil {
 				w.panics[i] = p
 				break
@@ -215,7 +230,7 @@ func (w *workers) epoch(end int64) {
 	for i, shard := range w.shards {
 		w.active[i] = false
 		for _, rq := range shard {
-			if t := rq.nextStep(); t >= 0 && t < end {
+			if t := w.s.nextAt[rq.cpu]; t >= 0 && t < end {
 				w.active[i] = true
 				break
 			}

@@ -91,6 +91,7 @@ type Sim struct {
 	// bounds before stepping it).
 	epochEnd        int64             // the end of the epoch being closed by the barrier
 	epochStart      int64             // and its start
+	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go)
 	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
 	overloaded      bool              // rd->overload, recomputed at barriers
 	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
