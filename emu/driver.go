@@ -212,35 +212,52 @@ func (w *workers) loop(i, host int) {
 		_ = contention.PinCurrentThread(host)
 	}
 	for end := range w.cmd[i] {
-		for _, rq := range w.shards[i] {
-			if t := w.s.nextAt[rq.cpu]; t < 0 || t >= end {
-				continue
-			}
-			if p := rq.safeStep(end); p != nil {
-				w.panics[i] = p
-				break
-			}
-		}
+		w.stepShard(i, end)
 		w.wg.Done()
 	}
 }
 
-// epoch steps every shard that has work before end, and waits.
+// stepShard steps shard i's CPUs that have an event before end.
+func (w *workers) stepShard(i int, end int64) {
+	for _, rq := range w.shards[i] {
+		if t := w.s.nextAt[rq.cpu]; t < 0 || t >= end {
+			continue
+		}
+		if p := rq.safeStep(end); p != nil {
+			w.panics[i] = p
+			break
+		}
+	}
+}
+
+// epoch steps every shard that has work before end, and waits. Unpinned,
+// the last shard with work is stepped on the calling goroutine, which
+// would only wait otherwise: an epoch with one busy shard (a lightly
+// loaded machine) hands nothing over. Pinned, each shard stays on its
+// worker's host CPU.
 func (w *workers) epoch(end int64) {
+	last := -1
 	for i, shard := range w.shards {
 		w.active[i] = false
 		for _, rq := range shard {
 			if t := w.s.nextAt[rq.cpu]; t >= 0 && t < end {
 				w.active[i] = true
+				last = i
 				break
 			}
 		}
 	}
+	if w.s.cfg.Pin {
+		last = -1
+	}
 	for i := range w.shards {
-		if w.active[i] {
+		if w.active[i] && i != last {
 			w.wg.Add(1)
 			w.cmd[i] <- end
 		}
+	}
+	if last >= 0 {
+		w.stepShard(last, end)
 	}
 	w.wg.Wait()
 	for _, p := range w.panics {
