@@ -567,24 +567,35 @@ func (rp *Replayer) serve(li int, now int64) {
 			return
 		}
 	}
-	for i, w := range l.waiters {
-		if w.op == Lock && l.holder != -1 {
+	keeper := int32(-1) // the owner while it Keeps the line
+	if owner >= 0 && rp.m.Keeps(line, owner) {
+		keeper = int32(owner)
+	}
+	held := l.holder != -1
+	var bestT int64
+	var bestCPU int32
+	for i := range l.waiters {
+		w := &l.waiters[i]
+		if w.op == Lock && held {
 			continue // a Lock is served only when the lock is free
 		}
-		if int(w.cpu) == owner && rp.m.Keeps(line, owner) {
+		if w.cpu == keeper {
 			pick = i
 			break
 		}
-		if pick < 0 || w.arrive < l.waiters[pick].arrive ||
-			w.arrive == l.waiters[pick].arrive && w.cpu < l.waiters[pick].cpu {
-			pick = i
+		if pick < 0 || w.arrive < bestT || w.arrive == bestT && w.cpu < bestCPU {
+			pick, bestT, bestCPU = i, w.arrive, w.cpu
 		}
 	}
 	if pick < 0 {
 		return // every waiter wants a held lock; the Unlock reschedules
 	}
 	w := l.waiters[pick]
-	l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
+	if n := len(l.waiters) - 1; pick == n {
+		l.waiters = l.waiters[:n]
+	} else {
+		l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
+	}
 	rp.npend--
 	c := int(w.cpu)
 	cpu := &rp.cpus[c]
@@ -641,12 +652,13 @@ func (rp *Replayer) serve(li int, now int64) {
 		cpu.doneAt = finish
 		rp.resume(c, finish)
 	default:
+		// The CPU's reads in flight are numbered in issue order and
+		// leave from the front, so this one is found by its number.
 		live := cpu.out.live()
-		for k := range live {
-			if live[k].id == w.out {
-				live[k].finish = finish
-				break
-			}
+		if k := w.out - live[0].id; k >= 0 && k < int64(len(live)) && live[k].id == w.out {
+			live[k].finish = finish
+		} else {
+			panic(fmt.Sprintf("hwmodel: Replay: CPU %d's read %d served but not in flight", c, w.out))
 		}
 		if cpu.waiting && cpu.blockedOn == w.out {
 			// The CPU stalled on this read: it resumes when the
