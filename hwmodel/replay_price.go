@@ -25,15 +25,23 @@ type replayPrices struct {
 	xfer   [2][NumClasses]int64
 	xferNS [2][NumClasses]float64
 	mem    [2]int64 // ps(memNS): [hr]
-	// near[hr] and far[hr] are the classes ClassSMT..ClassRemote by cost,
-	// cheapest (near) or dearest (far) first, cut into runs of equal cost.
-	near, far [2][][]Class
+	// order[(cpu*2+hr)*2+far] lists the classes ClassSMT..ClassRemote
+	// that have CPUs for cpu, by cost, cheapest (far 0) or dearest (far
+	// 1) first, cut into runs of equal cost.
+	order []classOrder
 	// span[cpu*NumClasses+k] is the range of words of classMask in which
 	// class k of cpu has bits.
 	span []wordSpan
 }
 
 type wordSpan struct{ lo, hi int32 }
+
+// classOrder is a list of classes; end marks the last of each run.
+type classOrder struct {
+	k   [NumClasses]Class
+	end [NumClasses]bool
+	n   int
+}
 
 // newReplayPrices returns the tables, or nil for a machine without
 // topology tables (built by hand), which the replay prices with Access.
@@ -51,8 +59,6 @@ func newReplayPrices(m *Machine) *replayPrices {
 			}
 			p.xferNS[hr][k], p.xfer[hr][k] = ns, ps(ns)
 		}
-		p.near[hr] = p.runs(hr, false)
-		p.far[hr] = p.runs(hr, true)
 	}
 	p.mem = [2]int64{ps(m.Lat.MemLocal), ps(m.Lat.MemRemote)}
 	p.span = make([]wordSpan, len(t.classMask))
@@ -64,6 +70,26 @@ func newReplayPrices(m *Machine) *replayPrices {
 			}
 		}
 		p.span[i] = s
+	}
+	n := len(m.CPUs)
+	p.order = make([]classOrder, n*4)
+	for cpu := 0; cpu < n; cpu++ {
+		for hr := range 2 {
+			for far := range 2 {
+				o := &p.order[(cpu*2+hr)*2+far]
+				for _, run := range p.runs(hr, far == 1) {
+					for _, k := range run {
+						if s := p.span[cpu*int(NumClasses)+int(k)]; s.lo < s.hi {
+							o.k[o.n] = k
+							o.n++
+						}
+					}
+					if o.n > 0 {
+						o.end[o.n-1] = true
+					}
+				}
+			}
+		}
 	}
 	return p
 }
@@ -114,18 +140,18 @@ func (p *replayPrices) firstIn(l *Line, cpu int, k Class) int {
 // sharer is sharerByClass: the class of the cheapest (far false) or
 // dearest (far true) sharer of l other than cpu, and its cost in ps.
 func (p *replayPrices) sharer(l *Line, cpu, hr int, far bool) (k Class, costPS int64, ok bool) {
-	order := p.near[hr]
+	i := (cpu*2 + hr) * 2
 	if far {
-		order = p.far[hr]
+		i++
 	}
-	for _, run := range order {
-		from := -1
-		for _, c := range run {
-			if f := p.firstIn(l, cpu, c); f >= 0 && (from < 0 || f < from) {
-				from, k = f, c
-			}
+	o := &p.order[i]
+	from := -1
+	for j := 0; j < o.n; j++ {
+		c := o.k[j]
+		if f := p.firstIn(l, cpu, c); f >= 0 && (from < 0 || f < from) {
+			from, k = f, c
 		}
-		if from >= 0 {
+		if o.end[j] && from >= 0 {
 			return k, p.xfer[hr][k], true
 		}
 	}
