@@ -201,7 +201,8 @@ func (s *Space) weave(res *WeaveResult, until int64) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}
 	sitePS := s.siteBuf // all zero between weaves
-	for c, served := range rr.Served {
+	for _, c32 := range rr.CPUs {
+		c, served := int(c32), rr.Served[int(c32)]
 		if len(served) == 0 {
 			continue
 		}

@@ -3,6 +3,7 @@ package hwmodel
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 )
 
@@ -65,6 +66,9 @@ type ReplayResult struct {
 	// Touched lists the lines that served a request or saw one arrive in
 	// this call (the only non-zero entries of Lines).
 	Touched []int32
+	// CPUs lists the CPUs with entries in Served (the only non-zero
+	// entries of Served and CPUStall), in CPU order.
+	CPUs []int32
 }
 
 // Replay runs the CPUs' access streams against the lines through the
@@ -118,7 +122,11 @@ type Replayer struct {
 	pr *replayPrices
 	// npend counts the requests added and not yet served.
 	npend int
-	res   ReplayResult
+	// dirty marks the CPUs whose results, stall or queue moved in this
+	// call (the next call resets only those); waitSet the CPUs waiting
+	// (replayCPU.waiting). Bitsets over CPUs, walked in CPU order.
+	dirty, waitSet []uint64
+	res            ReplayResult
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
@@ -189,20 +197,32 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 		res.Served = append(res.Served, nil)
 		res.CPUStall = append(res.CPUStall, 0)
 	}
-	for c := range rp.cpus {
-		res.Served[c] = res.Served[c][:0]
-		res.CPUStall[c] = 0
-		cpu := &rp.cpus[c]
-		// What the caller has been told so far: the stall in whole
-		// ns (contention.Space hands out whole ns and carries the
-		// fraction), so the new stream's times include exactly that.
-		cpu.base = cpu.shift - cpu.shift%1000
-		if cpu.next > 0 {
-			n := copy(cpu.reqs, cpu.reqs[cpu.next:])
-			cpu.reqs = cpu.reqs[:n]
-			cpu.next = 0
-		}
+	for len(rp.dirty)*64 < len(rp.cpus) {
+		rp.dirty = append(rp.dirty, 0)
+		rp.waitSet = append(rp.waitSet, 0)
 	}
+	// Only the CPUs the last call moved have anything to reset: the
+	// others' results are empty, their shift and base unchanged.
+	for wi, x := range rp.dirty {
+		for ; x != 0; x &= x - 1 {
+			c := wi*64 + bits.TrailingZeros64(x)
+			res.Served[c] = res.Served[c][:0]
+			res.CPUStall[c] = 0
+			cpu := &rp.cpus[c]
+			// What the caller has been told so far: the stall in
+			// whole ns (contention.Space hands out whole ns and
+			// carries the fraction), so the new stream's times
+			// include exactly that.
+			cpu.base = cpu.shift - cpu.shift%1000
+			if cpu.next > 0 {
+				n := copy(cpu.reqs, cpu.reqs[cpu.next:])
+				cpu.reqs = cpu.reqs[:n]
+				cpu.next = 0
+			}
+		}
+		rp.dirty[wi] = 0
+	}
+	res.CPUs = res.CPUs[:0]
 	for c, s := range streams {
 		if len(s) == 0 {
 			continue
@@ -244,31 +264,47 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 	if !rp.pending() {
 		rp.checkDone()
 	}
+	for wi, x := range rp.dirty {
+		for ; x != 0; x &= x - 1 {
+			if c := wi*64 + bits.TrailingZeros64(x); len(res.Served[c]) > 0 {
+				res.CPUs = append(res.CPUs, int32(c))
+			}
+		}
+	}
 	return res
 }
+
+func setBit(b []uint64, i int)   { b[i/64] |= 1 << (i % 64) }
+func clearBit(b []uint64, i int) { b[i/64] &^= 1 << (i % 64) }
 
 // accrue reports, for every CPU whose request is still waiting at a line
 // at time t, the wait so far: the CPU is stalled up to t whatever happens
 // next, so the caller charges it now (the CPU does not run on while it
 // waits), and the serve reports only the rest.
 func (rp *Replayer) accrue(t int64) {
-	for c := range rp.cpus {
-		cpu := &rp.cpus[c]
-		if !cpu.waiting {
-			continue
+	for wi, x := range rp.waitSet {
+		for ; x != 0; x &= x - 1 {
+			rp.accrueCPU(wi*64+bits.TrailingZeros64(x), t)
 		}
-		from := cpu.waitSince + cpu.accrued
-		if t <= from {
-			continue
-		}
-		d := t - from
-		cpu.accrued += d
-		cpu.shift += d
-		rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: cpu.waitTag, Line: cpu.waitLine, StallPS: d, Partial: true})
-		sns := float64(d) / 1000
-		rp.res.CPUStall[c] += sns
-		rp.touch(cpu.waitLine).StallNS += sns
 	}
+}
+
+func (rp *Replayer) accrueCPU(c int, t int64) {
+	cpu := &rp.cpus[c]
+	from := cpu.waitSince + cpu.accrued
+	if t <= from {
+		return
+	}
+	d := t - from
+	cpu.accrued += d
+	cpu.shift += d
+	if len(rp.res.Served[c]) == 0 {
+		setBit(rp.dirty, c)
+	}
+	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: cpu.waitTag, Line: cpu.waitLine, StallPS: d, Partial: true})
+	sns := float64(d) / 1000
+	rp.res.CPUStall[c] += sns
+	rp.touch(cpu.waitLine).StallNS += sns
 }
 
 // Pending is the number of requests issued or logged but not yet served:
@@ -439,6 +475,9 @@ func (rp *Replayer) charge(c int, tag, line int32, d int64) {
 	}
 	cpu := &rp.cpus[c]
 	cpu.shift += d
+	if len(rp.res.Served[c]) == 0 {
+		setBit(rp.dirty, c)
+	}
 	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: tag, Line: line, StallPS: d})
 	sns := float64(d) / 1000
 	rp.res.CPUStall[c] += sns
@@ -480,6 +519,9 @@ func (rp *Replayer) act(c int, now int64) {
 			rp.block(c, now)
 			return
 		}
+		if cpu.next == 0 {
+			setBit(rp.dirty, c) // its queue moves: compacted next call
+		}
 		cpu.next++
 		l := &rp.ls[p.line]
 		st := rp.touch(p.line)
@@ -493,6 +535,7 @@ func (rp *Replayer) act(c int, now int64) {
 			cpu.out.push(outRead{id: cpu.outSeq, tau: now - cpu.shift, line: p.line, tag: p.tag})
 		} else {
 			cpu.waiting, cpu.blockedOn = true, -1
+			setBit(rp.waitSet, c)
 			cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, p.tag, p.line
 		}
 		l.waiters = append(l.waiters, wt)
@@ -516,6 +559,7 @@ func (rp *Replayer) block(c int, now int64) {
 		return
 	}
 	cpu.waiting, cpu.blockedOn = true, o.id
+	setBit(rp.waitSet, c)
 	cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, o.tag, o.line
 }
 
@@ -649,6 +693,7 @@ func (rp *Replayer) serve(li int, now int64) {
 		// are its stall, less what accrue already reported.
 		rp.charge(c, w.tag, int32(li), finish-w.arrive-cpu.accrued)
 		cpu.waiting, cpu.accrued = false, 0
+		clearBit(rp.waitSet, c)
 		cpu.doneAt = finish
 		rp.resume(c, finish)
 	default:
@@ -665,6 +710,7 @@ func (rp *Replayer) serve(li int, now int64) {
 			// data arrives.
 			rp.charge(c, w.tag, int32(li), finish-cpu.waitSince-cpu.accrued)
 			cpu.waiting, cpu.accrued, cpu.blockedOn = false, 0, -1
+			clearBit(rp.waitSet, c)
 			cpu.out.pop()
 			cpu.doneAt = finish
 			rp.resume(c, finish)
@@ -677,6 +723,9 @@ func (rp *Replayer) serve(li int, now int64) {
 
 // checkDone panics if requests wait with no event left to serve them.
 func (rp *Replayer) checkDone() {
+	if rp.npend == 0 {
+		return // every request served: no CPU waits or holds one back
+	}
 	var stuck []string
 	for c := range rp.cpus {
 		cpu := &rp.cpus[c]
