@@ -109,6 +109,10 @@ type rqKernel struct {
 	// idle CPU on its behalf (nextBalance).
 	nextBalance int64
 	exited      int // tasks that exited on this CPU
+	// switchedOut is the task whose sleep the last __schedule() switched
+	// out to go idle, until the CPU runs something else (nil then).
+	// Owned by CPU i; barrier: read by publishOnCPU.
+	switchedOut *Task
 	avgIdle     int64
 	idleStamp   int64
 

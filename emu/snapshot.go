@@ -1,5 +1,7 @@
 package emu
 
+import "math"
+
 // What other CPUs see of a CPU, an LLC or a task between barriers (the
 // package doc's "cross-CPU protocol"). The kernel reads remote runqueues
 // racily (idle_cpu() in select_idle_sibling(), cpu_load() in
@@ -141,4 +143,30 @@ func (v cpuSnap) cpuUtil() uint64 { return min(v.util, schedCapacityScale) }
 func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
 	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
 		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+}
+
+// onCPUSnap is p->on_cpu of a sleeping task as a remote waker sees it: the
+// task's CPU went idle after switching it out, but only in its own clock;
+// the weave's stall of that __schedule() (the dequeue's tg->load_avg
+// accesses, the newidle balance's reads) is not yet paid, and until it is
+// the CPU is physically still inside the switch. Until is when it leaves
+// it: the idle start the stall postpones (math.MaxInt64 while the weave
+// has not yet served the CPU's access).
+type onCPUSnap struct {
+	task  *Task
+	until int64
+}
+
+// publishOnCPU records, at the barrier, the tasks still on_cpu.
+func (s *Sim) publishOnCPU() {
+	for i, rq := range s.cpus {
+		switch {
+		case rq.switchedOut == nil || rq.mode != modeIdle || rq.debt == 0 && !rq.weaveBehind:
+			s.onCPU[i] = onCPUSnap{}
+		case rq.weaveBehind:
+			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: math.MaxInt64}
+		default:
+			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: rq.now + rq.debt}
+		}
+	}
 }

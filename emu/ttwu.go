@@ -45,6 +45,17 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	rq.cost(hwmodel.OpTTWU)
 	prev := v.cpu
 	rq.sisRecent = -1
+	if rq.ttwuOnCPU(p, prev) {
+		// core.c: try_to_wake_up() (v6.6): "If the owning (remote) CPU
+		// is still in the middle of schedule() with this task as prev,
+		// considering queueing p on the remote CPUs wake_list":
+		// ttwu_queue_wakelist(p, task_cpu(p), wake_flags | WF_ON_CPU),
+		// before and instead of select_task_rq().
+		rq.ttwuStatRQ(prev)
+		rq.Stats.OnCPUWakeups++
+		rq.ttwuQueueWakelist(p, prev, remoteOp{kind: opWake, task: p, target: prev, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr})
+		return true
+	}
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
 	if cpu != prev {
 		wakeFlags |= wfMigrated
@@ -71,12 +82,8 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
 	target := rq.sim.cpus[cpu]
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
-		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
-		// llist_add() onto the target's call_single_queue.
-		target.wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
-		rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
-		op.wakelist = true
-		rq.Stats.WakelistWakeups++
+		rq.ttwuQueueWakelist(p, cpu, op)
+		return true
 	} else {
 		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
 		// waker does the enqueue under the target's lock. Its work is
@@ -103,6 +110,31 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	}
 	rq.post(op)
 	return true
+}
+
+// ttwuQueueWakelist is core.c: __ttwu_queue_wakelist():
+// WRITE_ONCE(rq->ttwu_pending, 1) and llist_add() onto the target's
+// call_single_queue; the barrier hands the wakee over (op).
+func (rq *RQ) ttwuQueueWakelist(p *Task, cpu int, op remoteOp) {
+	rq.sim.cpus[cpu].wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
+	rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
+	op.wakelist = true
+	rq.Stats.WakelistWakeups++
+	rq.post(op)
+}
+
+// ttwuOnCPU is try_to_wake_up()'s p->on_cpu test and the
+// ttwu_queue_wakelist() condition it goes with: the wakee's CPU is still
+// switching it out (onCPUSnap) and ttwu_queue_cond() lets the wakeup
+// queue there. Where the condition fails the kernel spins on p->on_cpu
+// and then selects a CPU as usual; the model selects at once
+// (simplified: the spin's wait is not charged).
+func (rq *RQ) ttwuOnCPU(p *Task, prev int) bool {
+	if prev == rq.cpu || !rq.feat.Has(TTWU_QUEUE) {
+		return false
+	}
+	oc := rq.sim.onCPU[prev]
+	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev)
 }
 
 // ttwuQueueCond is core.c: ttwu_queue_cond() (v6.0-6.12), with Mathieu
