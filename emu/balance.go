@@ -92,9 +92,10 @@ type pullReq struct {
 	// posted: the pull waits for the barrier (it was not decided there),
 	// so rebalance_domains() went on as if it would move a task;
 	// nextIfNone is the rq->next_balance of that pass had it moved none
-	// (set by rebalanceDomains for a CPU_IDLE pass, 0 otherwise). moved
+	// (set by rebalanceDomains for a CPU_IDLE pass, with idlePass). moved
 	// is the number of tasks doPull moved.
 	posted     bool
+	idlePass   bool
 	nextIfNone int64
 	moved      int
 }
@@ -634,7 +635,7 @@ func (s *Sim) doPull(op *remoteOp) {
 	}
 	// We were unbalanced, so reset the balancing interval.
 	sd.balanceInterval = sd.MinInterval
-	if moved == 0 && r.posted && r.nextIfNone > 0 {
+	if moved == 0 && r.posted && r.idlePass {
 		// rebalance_domains() of an idle CPU took the busy intervals
 		// on the prediction that this pull would move a task; it
 		// moved none, and the kernel's pass (v5.15, v6.6: idle and

@@ -90,7 +90,7 @@ func (rq *RQ) rebalanceDomains(cpu int, idle int) {
 	}
 	rq.sim.cpus[cpu].nextBalance = next
 	if pending != nil {
-		pending.nextIfNone = nextIfNone
+		pending.idlePass, pending.nextIfNone = true, nextIfNone
 	}
 }
 
