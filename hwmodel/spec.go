@@ -198,7 +198,13 @@ func DecodeSpec(r io.Reader) (*Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &SpecError{Field: "(document)", Msg: "empty spec"}
 		}
-		return nil, &SpecError{Field: fieldAtErrorLine(data, err), Msg: cleanYAMLError(err)}
+		field := fieldAtErrorLine(data, err)
+		if field == "" {
+			// The offending node has no field name (a mapping key
+			// that is itself a sequence or a mapping).
+			field = "(document)"
+		}
+		return nil, &SpecError{Field: field, Msg: cleanYAMLError(err)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
