@@ -163,6 +163,10 @@ type rqAccount struct {
 	log *contention.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
 	pay payer
+	// applyLog is scratch for applying a direct remote wakeup, whose
+	// lock and lines the waker logged (ttwudirect.go). Owned by the
+	// CPU; made on first use.
+	applyLog *contention.Log
 
 	// debt is weave stall and barrier-done work not yet charged to this
 	// CPU's clock, with its breakdown by symbol. barrier: added to

@@ -87,12 +87,14 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	} else {
 		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
 		// waker does the enqueue under the target's lock. Its work is
-		// charged here at the base costs of the path; the target
-		// applies the state change at the time the waker finished.
-		if cpu != rq.cpu {
-			target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-			rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
-			rq.Stats.RemoteLockAcq++
+		// charged here at the base costs of the path, and the target's
+		// lines it writes are logged here, inside the lock
+		// (ttwuDirectLocked); the target applies the state change at
+		// the time the waker finished, without logging them again.
+		remote := cpu != rq.cpu
+		if remote {
+			rq.ttwuDirectLock(target)
+			op.locked = true
 		}
 		rq.cost(hwmodel.OpEnqueue)
 		for d := p.group.depth; d >= 0; d-- {
@@ -100,11 +102,12 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 			rq.cost(hwmodel.OpUpdateLoadAvg)
 			if d > 0 {
 				rq.cost(hwmodel.OpCfsGroup)
+			} else if remote {
+				rq.ttwuDirectRootAvg(target)
 			}
 		}
-		if cpu != rq.cpu {
-			target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-			rq.Stats.DirectWakeups++
+		if remote {
+			rq.ttwuDirectUnlock(target)
 		}
 		rq.traceTTWUDirect(tr, p, cpu)
 	}
@@ -261,7 +264,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 		s.LateMsgs++
 		s.LateNS += dst.lastEvent - op.t
 	}
-	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
+	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}})
 }
 
 // applySignal handles a signal to a task the signaller saw not waiting on
@@ -271,7 +274,14 @@ func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
 	c := *op
 	c.kind, c.target, c.recent = opWake, p.cpu, -1
-	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
+	// ttwu_queue_cond()'s first test, keyed on the L2 under
+	// TTWU_QUEUE_L2 as in ttwuQueueCond (the idle-target test needs the
+	// waker's view, which the barrier no longer has).
+	share := s.cpusShareCache(op.from, p.cpu)
+	if s.feat.Has(TTWU_QUEUE_L2) {
+		share = s.cpusShareL2(op.from, p.cpu)
+	}
+	c.wakelist = s.feat.Has(TTWU_QUEUE) && !share
 	s.claimWake(&c)
 }
 
@@ -318,12 +328,19 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 		panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
 	}
 	// The waker did this work under our lock; we only apply it.
-	rq.onBehalf(rq.sim.cpus[m.from], func() {
-		rq.lockRQ(SymTryToWakeUp)
-		rq.updateRQClock()
-		rq.ttwuDoActivate(p, m.flags)
-		rq.unlockRQ(SymTryToWakeUp)
-	})
+	apply := func() {
+		rq.onBehalf(rq.sim.cpus[m.from], func() {
+			rq.lockRQ(SymTryToWakeUp)
+			rq.updateRQClock()
+			rq.ttwuDoActivate(p, m.flags)
+			rq.unlockRQ(SymTryToWakeUp)
+		})
+	}
+	if m.locked {
+		rq.withoutWakerLines(apply)
+		return
+	}
+	apply()
 }
 
 // schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
