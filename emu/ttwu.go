@@ -84,33 +84,32 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
 		rq.ttwuQueueWakelist(p, cpu, op)
 		return true
-	} else {
-		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
-		// waker does the enqueue under the target's lock. Its work is
-		// charged here at the base costs of the path, and the target's
-		// lines it writes are logged here, inside the lock
-		// (ttwuDirectLocked); the target applies the state change at
-		// the time the waker finished, without logging them again.
-		remote := cpu != rq.cpu
-		if remote {
-			rq.ttwuDirectLock(target)
-			op.locked = true
-		}
-		rq.cost(hwmodel.OpEnqueue)
-		for d := p.group.depth; d >= 0; d-- {
-			rq.cost(hwmodel.OpUpdateCurr)
-			rq.cost(hwmodel.OpUpdateLoadAvg)
-			if d > 0 {
-				rq.cost(hwmodel.OpCfsGroup)
-			} else if remote {
-				rq.ttwuDirectRootAvg(target)
-			}
-		}
-		if remote {
-			rq.ttwuDirectUnlock(target)
-		}
-		rq.traceTTWUDirect(tr, p, cpu)
 	}
+	// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
+	// waker does the enqueue under the target's lock. Its work is
+	// charged here at the base costs of the path, and the target's
+	// lines it writes are logged here, inside the lock
+	// (ttwuDirectLocked); the target applies the state change at
+	// the time the waker finished, without logging them again.
+	remote := cpu != rq.cpu
+	if remote {
+		rq.ttwuDirectLock(target)
+		op.locked = true
+	}
+	rq.cost(hwmodel.OpEnqueue)
+	for d := p.group.depth; d >= 0; d-- {
+		rq.cost(hwmodel.OpUpdateCurr)
+		rq.cost(hwmodel.OpUpdateLoadAvg)
+		if d > 0 {
+			rq.cost(hwmodel.OpCfsGroup)
+		} else if remote {
+			rq.ttwuDirectRootAvg(target)
+		}
+	}
+	if remote {
+		rq.ttwuDirectUnlock(target)
+	}
+	rq.traceTTWUDirect(tr, p, cpu)
 	rq.post(op)
 	return true
 }
