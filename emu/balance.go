@@ -466,7 +466,9 @@ func (e *lbEnv) findBusiestQueue() int {
 			}
 		case migrateUtil:
 			// Don't try to pull utilization from a CPU with one
-			// running task.
+			// running task. (cpu_util(cpu_of(rq)) in v5.15; v6.6
+			// reads cpu_util_cfs_boost(), which also takes the max
+			// with runnable_avg (7d0583cf9ec7, v6.5): not modeled.)
 			if nr <= 1 {
 				continue
 			}
@@ -487,8 +489,9 @@ func (e *lbEnv) shouldWeBalance() bool {
 	b := e.b
 	if e.idle == cpuNewlyIdle {
 		// Bail out if we already have tasks or a wakeup pending.
-		v := b.snapCPU(e.dstCPU)
-		return v.nrRunning == 0 && !v.ttwuPending
+		// (Newidle balancing is always dst's own: read it exactly.)
+		o := b.sim.cpus[e.dstCPU]
+		return o.nrRunning == 0 && !o.ttwuPending()
 	}
 	var local []int
 	for _, g := range e.sd.Groups {
@@ -684,9 +687,10 @@ func (src *RQ) detachTasks(r *pullReq, dst *RQ) (tasks []*Task, hotMoved int) {
 				// env->imbalance) goto next": the test is not relaxed
 				// by nr_balance_failed, as migrate_load's is; that
 				// came with v6.8 (3af7524b1419, Pierre Gondois), which
-				// no profile models. task_util_est() is util_avg here
-				// (util_est is not modeled).
-				util := p.se.Avg.UtilAvg
+				// no profile models. task_util_est(): a task that ran
+				// long before its last sleep keeps its size (~1000 after
+				// 1 s of spinning) while its util_avg decays.
+				util := taskUtilEst(p)
 				if util > uint64(imbalance) {
 					take = false
 				} else {
