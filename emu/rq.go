@@ -116,6 +116,13 @@ type rqKernel struct {
 	avgIdle     int64
 	idleStamp   int64
 
+	// wokeTo lists the CPUs this CPU queued or enqueued a remote
+	// wakeup on during this epoch: the target's rq->ttwu_pending (or
+	// nr_running) is then this CPU's own write, which it sees at once
+	// although the snapshot shows it only after the barrier. Owned by
+	// CPU i; barrier: emptied once the wakeups are delivered.
+	wokeTo []int
+
 	// Scratch sets of the balancing and wakeup scans.
 	lbCores, lbSkip, sisSkip cpuSet
 }

@@ -44,6 +44,7 @@ type taskSnap struct {
 func (s *Sim) publish() {
 	defer s.publishGlobal()
 	for i, rq := range s.cpus {
+		rq.wokeTo = rq.wokeTo[:0] // the barrier delivered them
 		if !rq.republish {
 			continue
 		}

@@ -95,6 +95,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	if remote {
 		rq.ttwuDirectLock(target)
 		op.locked = true
+		rq.wokeTo = append(rq.wokeTo, cpu)
 	}
 	rq.cost(hwmodel.OpEnqueue)
 	for d := p.group.depth; d >= 0; d-- {
@@ -120,6 +121,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 func (rq *RQ) ttwuQueueWakelist(p *Task, cpu int, op remoteOp) {
 	rq.sim.cpus[cpu].wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
 	rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
+	rq.wokeTo = append(rq.wokeTo, cpu)
 	op.wakelist = true
 	rq.Stats.WakelistWakeups++
 	rq.post(op)
