@@ -107,11 +107,15 @@ const (
 	// every statement is two wakeups (client -> backend -> client): 6.25 K
 	// statements/s per CPU, 160 us of CPU each, of which that profile
 	// puts ~24% in update_cfs_group + update_load_avg (the contention the
-	// emulator produces itself). That leaves ~120 us: 100 us in the
-	// backend, 15 us in the client (sysbenchClientUS), the rest the
-	// socket and scheduling path. [E]
-	sysbenchQueryUS  = 100
-	sysbenchClientUS = 15
+	// emulator produces itself) and ~10 us is the socket and scheduling
+	// path: ~112 us of user time. With every CPU busy, a thread shares
+	// its core with a busy SMT sibling and runs at the preset's
+	// smt_yield (0.6 on spr-2s) of its speed alone, so the statement
+	// costs ~67 us of a CPU alone: 58 us in the backend, 9 us in the
+	// client (sysbenchClientUS), the 100:15 split of the first estimate.
+	// [E]
+	sysbenchQueryUS  = 58
+	sysbenchClientUS = 9
 	// sysbenchJitter: oltp_read_write mixes point selects with 100-row
 	// range scans, sorts and writes, so statement costs differ several
 	// fold; each costs -query-us times a uniform factor in [1-j, 1+j)

@@ -91,6 +91,16 @@ type pullReq struct {
 	imbalance     int64
 	migrationType int
 	loopMax       int
+
+	// posted: the pull waits for the barrier (it was not decided there),
+	// so rebalance_domains() went on as if it would move a task;
+	// nextIfNone is the rq->next_balance of that pass had it moved none
+	// (set by rebalanceDomains for a CPU_IDLE pass, with idlePass). moved
+	// is the number of tasks doPull moved.
+	posted     bool
+	idlePass   bool
+	nextIfNone int64
+	moved      int
 }
 
 // view is what the balancing CPU b sees of CPU c, reading its lines.
@@ -463,7 +473,9 @@ func (e *lbEnv) findBusiestQueue() int {
 			}
 		case migrateUtil:
 			// Don't try to pull utilization from a CPU with one
-			// running task.
+			// running task. (cpu_util(cpu_of(rq)) in v5.15; v6.6
+			// reads cpu_util_cfs_boost(), which also takes the max
+			// with runnable_avg (7d0583cf9ec7, v6.5): not modeled.)
 			if nr <= 1 {
 				continue
 			}
@@ -484,8 +496,9 @@ func (e *lbEnv) shouldWeBalance() bool {
 	b := e.b
 	if e.idle == cpuNewlyIdle {
 		// Bail out if we already have tasks or a wakeup pending.
-		v := b.snapCPU(e.dstCPU)
-		return v.nrRunning == 0 && !v.ttwuPending
+		// (Newidle balancing is always dst's own: read it exactly.)
+		o := b.sim.cpus[e.dstCPU]
+		return o.nrRunning == 0 && !o.ttwuPending()
 	}
 	var local []int
 	for _, g := range e.sd.Groups {
@@ -534,32 +547,40 @@ func (b *RQ) coreIdle(cpu int) bool {
 
 // loadBalance is fair.c: load_balance() (sched_balance_rq()) of domain sd
 // for CPU dst, run by CPU b (b == dst except for NOHZ idle balancing). It
-// reports whether it posted a pull and whether to continue balancing at
-// higher levels.
-func (b *RQ) loadBalance(dst int, sd *Domain, idle int) (pulled, cont bool) {
+// returns the pull it decided (nil: none) and whether to continue
+// balancing at higher levels. A pull decided at the barrier (the ILB's) is
+// carried out at once, and its moved count is load_balance()'s ld_moved;
+// one decided in an epoch is posted (req.posted) and moves at the barrier.
+func (b *RQ) loadBalance(dst int, sd *Domain, idle int) (req *pullReq, cont bool) {
 	e := &lbEnv{b: b, dstCPU: dst, sd: sd, idle: idle}
 	sd.Stats.LBCount[idle]++
 	if !e.shouldWeBalance() {
 		e.outBalanced()
-		return false, false
+		return nil, false
 	}
 	if !e.findBusiestGroup() {
 		sd.Stats.LBNoBusyG[idle]++
 		e.outBalanced()
-		return false, true
+		return nil, true
 	}
 	src := e.findBusiestQueue()
 	if src < 0 {
 		sd.Stats.LBNoBusyQ[idle]++
 		e.outBalanced()
-		return false, true
+		return nil, true
 	}
 	sd.Stats.LBImbalance[idle] += e.imbalance
-	req := &pullReq{src: src, dst: dst, sd: sd, idle: idle, imbalance: e.imbalance,
-		migrationType: e.migrationType, loopMax: min(b.tun.NrMigrate, b.snapCPU(src).nrRunning)}
+	req = &pullReq{src: src, dst: dst, sd: sd, idle: idle, imbalance: e.imbalance,
+		migrationType: e.migrationType, loopMax: min(b.tun.NrMigrate, b.snapCPU(src).nrRunning),
+		posted: !b.pay.barrier}
 	b.postOrApply(remoteOp{kind: opPull, target: src, pull: req})
-	return true, true
+	return req, true
 }
+
+// willMove is whether the caller is to go on as if load_balance() returned
+// ld_moved > 0: a posted pull is predicted to move (doPull corrects the
+// prediction's rq->next_balance if it does not).
+func (r *pullReq) willMove() bool { return r != nil && (r.posted || r.moved > 0) }
 
 // outBalanced is load_balance()'s out_balanced path.
 func (e *lbEnv) outBalanced() {
@@ -605,6 +626,7 @@ func (s *Sim) doPull(op *remoteOp) {
 		moved = len(tasks)
 		actor.addDebt(SymLoadBalance, int64(moved)*(s.m.Cost(hwmodel.OpMigrate)+s.m.Cost(hwmodel.OpEnqueue)+s.m.Cost(hwmodel.OpDequeue)))
 	}
+	r.moved = moved
 	sd := r.sd
 	sd.Stats.LBGained[r.idle] += int64(moved)
 	sd.Stats.LBHotGained[r.idle] += int64(hot)
@@ -623,6 +645,18 @@ func (s *Sim) doPull(op *remoteOp) {
 	}
 	// We were unbalanced, so reset the balancing interval.
 	sd.balanceInterval = sd.MinInterval
+	if moved == 0 && r.posted && r.idlePass {
+		// rebalance_domains() of an idle CPU took the busy intervals
+		// on the prediction that this pull would move a task; it
+		// moved none, and the kernel's pass (v5.15, v6.6: idle and
+		// busy recomputed only "if (load_balance(...))") keeps the
+		// idle intervals: rq->next_balance from those, this domain's
+		// from its interval just reset. (Higher domains the pass
+		// skipped as not yet due at their busy interval are balanced
+		// at the next tick or ILB pass instead of in the same pass.)
+		next := min(r.nextIfNone, sd.lastBalance+dst.balanceInterval(sd, false))
+		dst.nextBalance = min(dst.nextBalance, next)
+	}
 }
 
 // detachTasks is fair.c: detach_tasks(): from the least recently run,
@@ -656,8 +690,15 @@ func (src *RQ) detachTasks(r *pullReq, dst *RQ) (tasks []*Task, hotMoved int) {
 					imbalance -= int64(load)
 				}
 			case migrateUtil:
-				util := p.se.Avg.UtilAvg
-				if util>>min(uint(r.sd.nrBalanceFailed), 63) > uint64(imbalance) {
+				// v5.15..v6.7 detach_tasks(): "if (util >
+				// env->imbalance) goto next": the test is not relaxed
+				// by nr_balance_failed, as migrate_load's is; that
+				// came with v6.8 (3af7524b1419, Pierre Gondois), which
+				// no profile models. task_util_est(): a task that ran
+				// long before its last sleep keeps its size (~1000 after
+				// 1 s of spinning) while its util_avg decays.
+				util := taskUtilEst(p)
+				if util > uint64(imbalance) {
 					take = false
 				} else {
 					imbalance -= int64(util)
@@ -775,10 +816,30 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	src.republish = true
 }
 
-// updateBlockedAverages is fair.c: update_blocked_averages() (the fair
-// part, __update_blocked_fair()): decay the load of every group queue on
-// this CPU bottom-up, publish it to tg->load_avg, and carry it up.
+// updateBlockedAverages is fair.c: update_blocked_averages() (v5.15,
+// v6.6): take the rq lock and update_rq_clock() first, so that the blocked
+// load and util of an idle CPU, whose clock stands at its last event, decay
+// to now; then the fair part (updateBlockedFair).
 func (rq *RQ) updateBlockedAverages() {
+	rq.lockRQ(SymUpdateBlockedAverages)
+	rq.updateBlockedAveragesLocked()
+	rq.unlockRQ(SymUpdateBlockedAverages)
+}
+
+// updateBlockedAveragesLocked is update_blocked_averages() with the rq
+// lock already held: newidle_balance() drops the lock around its
+// balancing and update_blocked_averages() retakes it; the model keeps
+// holding schedule()'s lock instead (a simplification: no remote CPU can
+// slip in between).
+func (rq *RQ) updateBlockedAveragesLocked() {
+	rq.updateRQClock()
+	rq.updateBlockedFair()
+}
+
+// updateBlockedFair is fair.c: __update_blocked_fair(): decay the load of
+// every group queue on this CPU bottom-up, publish it to tg->load_avg, and
+// carry it up.
+func (rq *RQ) updateBlockedFair() {
 	rq.cost(hwmodel.OpUpdateLoadAvg)
 	now := rq.peltNow()
 	gs := rq.sim.groups

@@ -406,6 +406,10 @@ func (rq *RQ) schedule(block bool) {
 	}
 	next := rq.pickNextTask(prev)
 	rq.needResched = false
+	rq.switchedOut = nil
+	if next == nil && block && prev != nil && prev.state == TaskSleeping {
+		rq.switchedOut = prev
+	}
 	if next != prev {
 		rq.Stats.NrSwitches++
 		if prev != nil {

@@ -228,6 +228,9 @@ func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) {
 // enqueueTaskFair is fair.c: enqueue_task_fair().
 func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 	rq.cost(hwmodel.OpEnqueue)
+	// Add the task's estimated utilization to the root cfs_rq's before
+	// the PELT updates below (schedutil reads it there).
+	rq.utilEstEnqueue(p)
 	se := &p.se
 	for ; se != nil; se = se.parent {
 		if se.OnRQ {
@@ -252,6 +255,7 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 func (rq *RQ) dequeueTaskFair(p *Task, flags int) {
 	rq.cost(hwmodel.OpDequeue)
 	taskSleep := flags&dequeueSleep != 0
+	rq.utilEstDequeue(p)
 	se := &p.se
 	for ; se != nil; se = se.parent {
 		cfs := se.cfsRq
@@ -277,6 +281,7 @@ func (rq *RQ) dequeueTaskFair(p *Task, flags int) {
 		cfs.hNrRunning--
 	}
 	rq.addNrRunning(-1, SymDequeueTaskFair)
+	rq.utilEstUpdate(p, taskSleep)
 }
 
 // setNextBuddy is fair.c: set_next_buddy().

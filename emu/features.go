@@ -30,6 +30,8 @@ const (
 	WA_BIAS
 	LB_SPREAD_LLC
 	UCLAMP
+	UTIL_EST
+	UTIL_EST_FASTUP
 	numFeatures
 )
 
@@ -57,6 +59,8 @@ var features = [numFeatures]featureInfo{
 	WA_BIAS:                {"WA_BIAS", "wake_affine_weight(): bias toward prev by half the imbalance_pct"},
 	LB_SPREAD_LLC:          {"LB_SPREAD_LLC", "calculate_imbalance() inside an LLC balances task counts, not utilisation (16b0a7a1a0af, v5.10); off: the pre-fix behaviour"},
 	UCLAMP:                 {"UCLAMP", "the sched_uclamp_used static key: uclamp_rq_inc/dec on every enqueue/dequeue (46609ce22703); a workload that sets a clamp turns it on"},
+	UTIL_EST:               {"UTIL_EST", "util_est (7f65ea42eb00, v4.17): a task's util_avg at its last sleep and its EWMA; cpu_util() and task_util_est() take the max with util_avg (load balancing, SIS_UTIL)"},
+	UTIL_EST_FASTUP:        {"UTIL_EST_FASTUP", "util_est_update(): the EWMA jumps up to a higher sample and only decays on the way down (b8c96361402a, v5.5; permanent from v6.8)"},
 }
 
 // Features is a set of scheduler switches.
@@ -120,7 +124,7 @@ func set(fs ...Feature) Features {
 }
 
 // common are the switches every profile has on.
-var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC}
+var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC, UTIL_EST, UTIL_EST_FASTUP}
 
 // Profiles are the kernel versions rqemu models.
 var Profiles = []Profile{

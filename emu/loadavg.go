@@ -174,3 +174,43 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// utilEstEnqueue is fair.c: util_est_enqueue() (v5.15, v6.6): as p
+// becomes runnable, its estimate joins the root cfs_rq's sum, which
+// cpu_util() reads. (Only the root queue keeps one: the kernel passes
+// &rq->cfs whatever p's group.)
+func (rq *RQ) utilEstEnqueue(p *Task) {
+	if !rq.feat.Has(UTIL_EST) {
+		return
+	}
+	pelt.UtilEstEnqueue(&rq.cfs.avg, &p.se.Avg)
+}
+
+// utilEstDequeue is fair.c: util_est_dequeue() (v5.15, v6.6): p's
+// estimate leaves the root sum, before its dequeue updates PELT.
+func (rq *RQ) utilEstDequeue(p *Task) {
+	if !rq.feat.Has(UTIL_EST) {
+		return
+	}
+	pelt.UtilEstDequeue(&rq.cfs.avg, &p.se.Avg)
+}
+
+// utilEstUpdate is fair.c: util_est_update() (v5.15, v6.6), called at the
+// end of dequeue_task_fair(): a task that goes to sleep has completed an
+// activation and its util_avg, just updated by the dequeue, is a new
+// sample; a task dequeued to migrate (detach_task(), a move between
+// queues) is not. The capacity is capacity_orig_of(): 1024 on the
+// symmetric targets.
+func (rq *RQ) utilEstUpdate(p *Task, taskSleep bool) {
+	if !rq.feat.Has(UTIL_EST) || !taskSleep {
+		return
+	}
+	pelt.UtilEstUpdate(&p.se.Avg, schedCapacityScale, rq.feat.Has(UTIL_EST_FASTUP))
+}
+
+// taskUtilEst is fair.c: task_util_est() (v5.15, v6.6): the larger of p's
+// util_avg and its estimate (the estimate is 0 with UTIL_EST off, as no
+// sample is ever taken).
+func taskUtilEst(p *Task) uint64 {
+	return max(p.se.Avg.UtilAvg, pelt.TaskUtilEst(&p.se.Avg))
+}

@@ -46,6 +46,10 @@ type remoteOp struct {
 	// trCtx: the waker's context, for a wakeup decided at the barrier.
 	trace int32
 	trCtx traceWho
+	// locked: opWake on the direct path: the waker took the target's rq
+	// lock and logged ttwu_do_activate()'s accesses to the target's
+	// lines in its own epoch (ttwu.go: tryToWakeUp).
+	locked bool
 }
 
 // post queues a cross-CPU change for the barrier.
@@ -75,6 +79,9 @@ type message struct {
 	flags int
 	from  int
 	ipi   bool
+	// locked: a msgEnqueue whose waker logged the target's rq lock and
+	// the lines written under it (remoteOp.locked).
+	locked bool
 }
 
 // deliver carries out the epoch's posted changes in canonical order.

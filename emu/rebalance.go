@@ -45,10 +45,21 @@ func (rq *RQ) balanceInterval(sd *Domain, busy bool) int64 {
 
 // rebalanceDomains is fair.c: rebalance_domains() (sched_balance_domains())
 // for CPU cpu, run by rq (rq.cpu == cpu, or the ILB).
+//
+// After a load_balance() that moved tasks the kernel recomputes idle and
+// busy (v5.15, v6.6: "if (load_balance(...)) { idle = idle_cpu(cpu) ?
+// CPU_IDLE : CPU_NOT_IDLE; busy = ...; }"), so the rest of the pass takes
+// the busy intervals; after one that moved nothing they stay as they
+// were. A pull posted in an epoch lands at the barrier: the pass goes on
+// as if it will move a task, and keeps in the pull the next_balance of
+// the pass had it moved none (nextIfNone), which doPull restores if so.
 func (rq *RQ) rebalanceDomains(cpu int, idle int) {
 	busy := idle != cpuIdle
+	wasIdle := idle == cpuIdle
 	now := rq.jiffies()
 	next := now + 60*int64(rq.m.HZ)
+	nextIfNone := next
+	var pending *pullReq
 	cont := true
 	for _, sd := range rq.sim.domains[cpu] {
 		if !cont {
@@ -60,34 +71,58 @@ func (rq *RQ) rebalanceDomains(cpu int, idle int) {
 			rq.log.Record(rq.logNow(), rq.sim.balanceRunning, hwmodel.RMW, rq.site(SymLoadBalance))
 		}
 		if now >= sd.lastBalance+iv {
-			var pulled bool
-			pulled, cont = rq.loadBalance(cpu, sd, idle)
-			if pulled {
-				busy = true // we will have work once the pull lands
+			var req *pullReq
+			req, cont = rq.loadBalance(cpu, sd, idle)
+			if req.willMove() {
+				// This CPU has work once the pull lands.
+				idle, busy = cpuNotIdle, true
+				if req.posted && wasIdle && pending == nil {
+					pending = req
+				}
 			}
 			sd.lastBalance = now
 			iv = rq.balanceInterval(sd, busy)
 		}
 		next = min(next, sd.lastBalance+iv)
+		if wasIdle {
+			nextIfNone = min(nextIfNone, sd.lastBalance+rq.balanceInterval(sd, false))
+		}
 	}
 	rq.sim.cpus[cpu].nextBalance = next
+	if pending != nil {
+		pending.idlePass, pending.nextIfNone = true, nextIfNone
+	}
 }
 
 // newidleBalance is fair.c: newidle_balance() (sched_balance_newidle()):
 // a CPU about to idle tries to pull, domain by domain, while its expected
 // idle time covers the balancing cost.
+//
+// Each domain it visits brings rq->next_balance forward to that domain's
+// next periodic balance at its idle interval (update_next_balance(), v5.15
+// and v6.6: a CPU going idle balances at the idle pace, not at the busy
+// one its last busy pass set), also when it does not balance at all.
 func (rq *RQ) newidleBalance() {
 	if rq.ttwuPending() {
 		return
 	}
 	rq.idleStamp = rq.clock
-	if !rq.sim.overloaded || (len(rq.sim.domains[rq.cpu]) > 0 && rq.avgIdle < rq.sim.domains[rq.cpu][0].maxNewidleLBCost) {
+	doms := rq.sim.domains[rq.cpu]
+	next := rq.jiffies() + int64(rq.m.HZ)
+	if !rq.sim.overloaded || (len(doms) > 0 && rq.avgIdle < doms[0].maxNewidleLBCost) {
+		if len(doms) > 0 {
+			next = rq.updateNextBalance(doms[0], next)
+		}
+		rq.nextBalance = min(rq.nextBalance, next)
 		return
 	}
 	t0 := rq.now
-	rq.updateBlockedAverages()
+	rq.updateBlockedAveragesLocked()
 	var curr int64
-	for _, sd := range rq.sim.domains[rq.cpu] {
+	for _, sd := range doms {
+		// v6.6 updates at the top of the loop, v5.15 after the
+		// domain's balance and before its cost break: the same domains.
+		next = rq.updateNextBalance(sd, next)
 		if rq.avgIdle < curr+sd.maxNewidleLBCost {
 			break
 		}
@@ -95,7 +130,7 @@ func (rq *RQ) newidleBalance() {
 			continue
 		}
 		rq.inNewidle = true
-		pulled, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
+		req, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
 		rq.inNewidle = false
 		cost := rq.now - t0
 		sd.updateNewidleCost(cost, rq.now)
@@ -103,10 +138,18 @@ func (rq *RQ) newidleBalance() {
 		curr += cost
 		t0 = rq.now
 		// Stop searching for tasks to pull if we will have one.
-		if pulled || rq.nrRunning > 0 || rq.ttwuPending() {
+		if req.willMove() || rq.nrRunning > 0 || rq.ttwuPending() {
 			break
 		}
 	}
+	// Move the next balance forward.
+	rq.nextBalance = min(rq.nextBalance, next)
+}
+
+// updateNextBalance is fair.c: update_next_balance(): the earlier of next
+// and sd's next balance at its idle interval.
+func (rq *RQ) updateNextBalance(sd *Domain, next int64) int64 {
+	return min(next, sd.lastBalance+rq.balanceInterval(sd, false))
 }
 
 // updateNewidleCost is fair.c: update_newidle_cost(): track the maximum

@@ -109,8 +109,19 @@ type rqKernel struct {
 	// idle CPU on its behalf (nextBalance).
 	nextBalance int64
 	exited      int // tasks that exited on this CPU
+	// switchedOut is the task whose sleep the last __schedule() switched
+	// out to go idle, until the CPU runs something else (nil then).
+	// Owned by CPU i; barrier: read by publishOnCPU.
+	switchedOut *Task
 	avgIdle     int64
 	idleStamp   int64
+
+	// wokeTo lists the CPUs this CPU queued or enqueued a remote
+	// wakeup on during this epoch: the target's rq->ttwu_pending (or
+	// nr_running) is then this CPU's own write, which it sees at once
+	// although the snapshot shows it only after the barrier. Owned by
+	// CPU i; barrier: emptied once the wakeups are delivered.
+	wokeTo []int
 
 	// Scratch sets of the balancing and wakeup scans.
 	lbCores, lbSkip, sisSkip cpuSet
@@ -159,6 +170,10 @@ type rqAccount struct {
 	log *contention.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
 	pay payer
+	// applyLog is scratch for applying a direct remote wakeup, whose
+	// lock and lines the waker logged (ttwudirect.go). Owned by the
+	// CPU; made on first use.
+	applyLog *contention.Log
 
 	// debt is weave stall and barrier-done work not yet charged to this
 	// CPU's clock, with its breakdown by symbol. barrier: added to

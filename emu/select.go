@@ -1,6 +1,10 @@
 package emu
 
-import "github.com/rqemu/rqemu/hwmodel"
+import (
+	"slices"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
 
 // The CPU a wakeup goes to: fair.c's select_task_rq_fair() with
 // wake_affine() and select_idle_sibling(), run by the waker inside
@@ -295,6 +299,13 @@ func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
 		o.lock.NrRunning(rq.log, rq.now, site)
 		o.wake.Pending(rq.log, rq.now, site)
 		rq.log.SetIndependent(was)
+		if slices.Contains(rq.wokeTo, cpu) {
+			// core.c: idle_cpu() tests rq->ttwu_pending, which this
+			// CPU's own wake-list push (or direct enqueue) set this
+			// epoch: a waker waking several tasks in a row does not
+			// see the CPU it just woke a task onto as idle.
+			return false
+		}
 	}
 	return rq.snapCPU(cpu).idle
 }

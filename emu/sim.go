@@ -80,7 +80,11 @@ type Sim struct {
 
 	// The published view (snapshot.go) and the barrier's scratch:
 	// barrier only.
-	snap      []cpuSnap // per CPU
+	snap []cpuSnap // per CPU
+	// onCPU[c] is the task CPU c is still switching out (p->on_cpu: the
+	// __schedule() that put it to sleep has not physically finished,
+	// its stall unpaid) and until when. Written only at the barrier.
+	onCPU     []onCPUSnap
 	llcSnap   []llcSnap // by LLC id (its first CPU)
 	smtActive bool
 	opsBuf    []remoteOp
@@ -189,6 +193,7 @@ func New(cfg Config) (*Sim, error) {
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
 	s.snap = make([]cpuSnap, m.NumCPUs())
+	s.onCPU = make([]onCPUSnap, m.NumCPUs())
 	for _, c := range m.Cores {
 		if len(c) > 1 {
 			s.smtActive = true
@@ -430,6 +435,7 @@ func (s *Sim) barrier() {
 			left -= ns
 		}
 	}
+	s.publishOnCPU()
 	for _, tg := range s.groups {
 		for _, rq := range s.cpus {
 			tg.published += rq.tgDelta[tg.id]

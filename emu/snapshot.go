@@ -1,5 +1,7 @@
 package emu
 
+import "math"
+
 // What other CPUs see of a CPU, an LLC or a task between barriers (the
 // package doc's "cross-CPU protocol"). The kernel reads remote runqueues
 // racily (idle_cpu() in select_idle_sibling(), cpu_load() in
@@ -10,13 +12,13 @@ package emu
 // cpuSnap is one CPU as published at the last barrier. Written only by
 // the barrier.
 type cpuSnap struct {
-	idle        bool // available_idle_cpu(): curr is idle, nothing queued, no ttwu pending
-	nrRunning   int
-	hNrRunning  int
-	load        uint64 // cfs.avg.load_avg (cpu_load())
-	util        uint64 // cfs.avg.util_avg, uncapped: readers take cpuUtil()
-	runnable    uint64 // cfs.avg.runnable_avg
-	ttwuPending bool
+	idle       bool   // available_idle_cpu(): curr is idle, nothing queued, no ttwu pending
+	utilEst    uint32 // cfs.avg.util_est.enqueued (0 with UTIL_EST off): readers take cpuUtil()
+	nrRunning  int
+	hNrRunning int
+	load       uint64 // cfs.avg.load_avg (cpu_load())
+	util       uint64 // cfs.avg.util_avg, uncapped: readers take cpuUtil()
+	runnable   uint64 // cfs.avg.runnable_avg
 }
 
 // llcSnap is an LLC's sd_llc_shared as published at the last barrier.
@@ -42,6 +44,7 @@ type taskSnap struct {
 func (s *Sim) publish() {
 	defer s.publishGlobal()
 	for i, rq := range s.cpus {
+		rq.wokeTo = rq.wokeTo[:0] // the barrier delivered them
 		if !rq.republish {
 			continue
 		}
@@ -98,20 +101,21 @@ func (rq *RQ) snapCPU(c int) cpuSnap {
 }
 
 // exactSnap is this CPU as it is now: what publish copies, and what the
-// CPU itself (or the barrier) reads. (Written for the inliner: with k and
-// pending, ttwuPending(), read once, snapCPU stays within its budget and
-// inlines into every probe of the wakeup and balancing scans.)
+// CPU itself (or the barrier) reads. (Written for the inliner: with k
+// read once and the pending wake list folded into idle, snapCPU stays
+// within its budget of 80 and inlines into every probe of the wakeup and
+// balancing scans. should_we_balance()'s ttwu_pending test reads its own
+// CPU directly instead of a snapshot field.)
 func (rq *RQ) exactSnap() cpuSnap {
 	k := &rq.rqKernel
-	pending := len(rq.wlBatch) > 0
 	return cpuSnap{
-		idle:        k.curr == nil && k.nrRunning == 0 && !pending,
-		nrRunning:   k.nrRunning,
-		hNrRunning:  k.cfs.hNrRunning,
-		load:        k.cfs.avg.LoadAvg,
-		util:        k.cfs.avg.UtilAvg,
-		runnable:    k.cfs.avg.RunnableAvg,
-		ttwuPending: pending,
+		idle:       k.curr == nil && k.nrRunning == 0 && len(rq.wlBatch) == 0,
+		utilEst:    k.cfs.avg.UtilEst.Enqueued,
+		nrRunning:  k.nrRunning,
+		hNrRunning: k.cfs.hNrRunning,
+		load:       k.cfs.avg.LoadAvg,
+		util:       k.cfs.avg.UtilAvg,
+		runnable:   k.cfs.avg.RunnableAvg,
 	}
 }
 
@@ -125,20 +129,50 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 	return t.pub
 }
 
-// cpuUtil is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0) (v6.6)
-// of the CPU a snapshot shows: the root queue's util_avg, at most the CPU's
-// original capacity (1024 on the symmetric targets). A migrated task's util
-// arrives whole while the old CPU's decays, so the sum can pass the
-// capacity; the users (update_sg_lb_stats()'s group_util, SIS_UTIL's
-// sum_util, find_busiest_queue()'s migrate_util) see the cap. The cap is
-// taken here, not in exactSnap, which must stay within the inliner's
-// budget. Simplified: no util_est (its EWMA is not modeled), so no max()
-// with util_est.enqueued.
-func (v cpuSnap) cpuUtil() uint64 { return min(v.util, schedCapacityScale) }
+// cpuUtil is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0) (v6.6;
+// cpu_util(cpu) in v5.15) of the CPU a snapshot shows: the root queue's
+// util_avg, or under UTIL_EST its util_est.enqueued (the estimates of the
+// tasks runnable there) if larger, at most the CPU's original capacity
+// (1024 on the symmetric targets). With UTIL_EST off the sum stays 0
+// (util_est_enqueue() is gated too), so the max is util_avg. A migrated
+// task's util arrives whole while the old CPU's decays, so the sum can
+// pass the capacity; the users (update_sg_lb_stats()'s group_util,
+// SIS_UTIL's sum_util, find_busiest_queue()'s migrate_util) see the cap.
+// The max and the cap are taken here, not in exactSnap, which must stay
+// within the inliner's budget.
+func (v cpuSnap) cpuUtil() uint64 {
+	return min(max(v.util, uint64(v.utilEst)), schedCapacityScale)
+}
 
 // exactTaskSnap is task t, which this CPU owns, as it is now: what
 // publish copies, and what its owner reads.
 func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
 	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
 		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+}
+
+// onCPUSnap is p->on_cpu of a sleeping task as a remote waker sees it: the
+// task's CPU went idle after switching it out, but only in its own clock;
+// the weave's stall of that __schedule() (the dequeue's tg->load_avg
+// accesses, the newidle balance's reads) is not yet paid, and until it is
+// the CPU is physically still inside the switch. Until is when it leaves
+// it: the idle start the stall postpones (math.MaxInt64 while the weave
+// has not yet served the CPU's access).
+type onCPUSnap struct {
+	task  *Task
+	until int64
+}
+
+// publishOnCPU records, at the barrier, the tasks still on_cpu.
+func (s *Sim) publishOnCPU() {
+	for i, rq := range s.cpus {
+		switch {
+		case rq.switchedOut == nil || rq.mode != modeIdle || rq.debt == 0 && !rq.weaveBehind:
+			s.onCPU[i] = onCPUSnap{}
+		case rq.weaveBehind:
+			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: math.MaxInt64}
+		default:
+			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: rq.now + rq.debt}
+		}
+	}
 }

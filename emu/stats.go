@@ -34,6 +34,7 @@ type RQStats struct {
 	StallNS int64 // weave stall charged to this CPU, ns
 
 	WakelistWakeups int64 // remote wakeups through the target's wake list
+	OnCPUWakeups    int64 // ... of a wakee still on_cpu, queued back on its own CPU (WF_ON_CPU)
 	DirectWakeups   int64 // remote wakeups taking the target's rq lock
 	RemoteLockAcq   int64 // remote rq-lock acquisitions
 	IPIsSent        int64 // IPIs this CPU sent (wake-list and ILB kicks)

@@ -45,6 +45,17 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	rq.cost(hwmodel.OpTTWU)
 	prev := v.cpu
 	rq.sisRecent = -1
+	if rq.ttwuOnCPU(p, prev) {
+		// core.c: try_to_wake_up() (v6.6): "If the owning (remote) CPU
+		// is still in the middle of schedule() with this task as prev,
+		// considering queueing p on the remote CPUs wake_list":
+		// ttwu_queue_wakelist(p, task_cpu(p), wake_flags | WF_ON_CPU),
+		// before and instead of select_task_rq().
+		rq.ttwuStatRQ(prev)
+		rq.Stats.OnCPUWakeups++
+		rq.ttwuQueueWakelist(p, prev, remoteOp{kind: opWake, task: p, target: prev, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr})
+		return true
+	}
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
 	if cpu != prev {
 		wakeFlags |= wfMigrated
@@ -71,38 +82,63 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
 	target := rq.sim.cpus[cpu]
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
-		// __ttwu_queue_wakelist(): WRITE_ONCE(rq->ttwu_pending, 1) and
-		// llist_add() onto the target's call_single_queue.
-		target.wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
-		rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
-		op.wakelist = true
-		rq.Stats.WakelistWakeups++
-	} else {
-		// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
-		// waker does the enqueue under the target's lock. Its work is
-		// charged here at the base costs of the path; the target
-		// applies the state change at the time the waker finished.
-		if cpu != rq.cpu {
-			target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-			rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
-			rq.Stats.RemoteLockAcq++
-		}
-		rq.cost(hwmodel.OpEnqueue)
-		for d := p.group.depth; d >= 0; d-- {
-			rq.cost(hwmodel.OpUpdateCurr)
-			rq.cost(hwmodel.OpUpdateLoadAvg)
-			if d > 0 {
-				rq.cost(hwmodel.OpCfsGroup)
-			}
-		}
-		if cpu != rq.cpu {
-			target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-			rq.Stats.DirectWakeups++
-		}
-		rq.traceTTWUDirect(tr, p, cpu)
+		rq.ttwuQueueWakelist(p, cpu, op)
+		return true
 	}
+	// rq_lock(target), update_rq_clock(), ttwu_do_activate(): the
+	// waker does the enqueue under the target's lock. Its work is
+	// charged here at the base costs of the path, and the target's
+	// lines it writes are logged here, inside the lock
+	// (ttwuDirectLocked); the target applies the state change at
+	// the time the waker finished, without logging them again.
+	remote := cpu != rq.cpu
+	if remote {
+		rq.ttwuDirectLock(target)
+		op.locked = true
+		rq.wokeTo = append(rq.wokeTo, cpu)
+	}
+	rq.cost(hwmodel.OpEnqueue)
+	for d := p.group.depth; d >= 0; d-- {
+		rq.cost(hwmodel.OpUpdateCurr)
+		rq.cost(hwmodel.OpUpdateLoadAvg)
+		if d > 0 {
+			rq.cost(hwmodel.OpCfsGroup)
+		} else if remote {
+			rq.ttwuDirectRootAvg(target)
+		}
+	}
+	if remote {
+		rq.ttwuDirectUnlock(target)
+	}
+	rq.traceTTWUDirect(tr, p, cpu)
 	rq.post(op)
 	return true
+}
+
+// ttwuQueueWakelist is core.c: __ttwu_queue_wakelist():
+// WRITE_ONCE(rq->ttwu_pending, 1) and llist_add() onto the target's
+// call_single_queue; the barrier hands the wakee over (op).
+func (rq *RQ) ttwuQueueWakelist(p *Task, cpu int, op remoteOp) {
+	rq.sim.cpus[cpu].wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
+	rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
+	rq.wokeTo = append(rq.wokeTo, cpu)
+	op.wakelist = true
+	rq.Stats.WakelistWakeups++
+	rq.post(op)
+}
+
+// ttwuOnCPU is try_to_wake_up()'s p->on_cpu test and the
+// ttwu_queue_wakelist() condition it goes with: the wakee's CPU is still
+// switching it out (onCPUSnap) and ttwu_queue_cond() lets the wakeup
+// queue there. Where the condition fails the kernel spins on p->on_cpu
+// and then selects a CPU as usual; the model selects at once
+// (simplified: the spin's wait is not charged).
+func (rq *RQ) ttwuOnCPU(p *Task, prev int) bool {
+	if prev == rq.cpu || !rq.feat.Has(TTWU_QUEUE) {
+		return false
+	}
+	oc := rq.sim.onCPU[prev]
+	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev)
 }
 
 // ttwuQueueCond is core.c: ttwu_queue_cond() (v6.0-6.12), with Mathieu
@@ -229,7 +265,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 		s.LateMsgs++
 		s.LateNS += dst.lastEvent - op.t
 	}
-	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from}})
+	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}})
 }
 
 // applySignal handles a signal to a task the signaller saw not waiting on
@@ -239,7 +275,14 @@ func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
 	c := *op
 	c.kind, c.target, c.recent = opWake, p.cpu, -1
-	c.wakelist = !s.cpusShareCache(op.from, p.cpu)
+	// ttwu_queue_cond()'s first test, keyed on the L2 under
+	// TTWU_QUEUE_L2 as in ttwuQueueCond (the idle-target test needs the
+	// waker's view, which the barrier no longer has).
+	share := s.cpusShareCache(op.from, p.cpu)
+	if s.feat.Has(TTWU_QUEUE_L2) {
+		share = s.cpusShareL2(op.from, p.cpu)
+	}
+	c.wakelist = s.feat.Has(TTWU_QUEUE) && !share
 	s.claimWake(&c)
 }
 
@@ -286,12 +329,19 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 		panic(fmt.Sprintf("emu: CPU %d: remote enqueue of %v in state %v on CPU %d", rq.cpu, p, p.state, p.cpu))
 	}
 	// The waker did this work under our lock; we only apply it.
-	rq.onBehalf(rq.sim.cpus[m.from], func() {
-		rq.lockRQ(SymTryToWakeUp)
-		rq.updateRQClock()
-		rq.ttwuDoActivate(p, m.flags)
-		rq.unlockRQ(SymTryToWakeUp)
-	})
+	apply := func() {
+		rq.onBehalf(rq.sim.cpus[m.from], func() {
+			rq.lockRQ(SymTryToWakeUp)
+			rq.updateRQClock()
+			rq.ttwuDoActivate(p, m.flags)
+			rq.unlockRQ(SymTryToWakeUp)
+		})
+	}
+	if m.locked {
+		rq.withoutWakerLines(apply)
+		return
+	}
+	apply()
 }
 
 // schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of

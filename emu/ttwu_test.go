@@ -78,3 +78,107 @@ func TestIPIBatching(t *testing.T) {
 		}
 	}
 }
+
+// rqLockScenario: on epyc-9654-2s, n wakers on CPUs 1..n (other cores of
+// CPU 0's CCX, so each outside CPU 0's L2 and inside its LLC) wake one
+// task each, pinned to CPU 0, every 20 µs; CPU 0 runs a hog, so it is
+// busy and ttwu_queue_cond()'s idle-target offload never applies. It
+// returns what the target's rq lock saw over 20 ms.
+type rqLockOutcome struct {
+	wakeups, direct, wakelist, remoteLock int64
+	lockWaits                             int64   // Lock requests on CPU 0's lock line that found it held
+	ttwuStallNS                           float64 // weave stall at try_to_wake_up (the wakers': CPU 0 wakes nobody)
+	avgTransfers                          int64   // transfers of CPU 0's rq->cfs.avg line
+	targetTTWUNS                          int64   // CPU 0's own time in try_to_wake_up
+}
+
+func rqLockScenario(t *testing.T, feat string, n int) rqLockOutcome {
+	t.Helper()
+	s := newSim(t, "epyc-9654-2s", feat)
+	mustTask(t, s, TaskSpec{Comm: "hog", CPU: 0, Prog: Hog()})
+	var wakees []*Task
+	for i := 1; i <= n; i++ {
+		if s.cpusShareL2(0, i) || !s.cpusShareCache(0, i) {
+			t.Fatalf("CPU %d: want another L2 of CPU 0's LLC", i)
+		}
+		w := mustTask(t, s, TaskSpec{Comm: "wakee", CPU: 0, Prog: Loop(Block(), Run(1000))})
+		wakees = append(wakees, w)
+		mustTask(t, s, TaskSpec{Comm: "waker", CPU: i, Prog: Loop(Sleep(20_000), Wake(w))})
+	}
+	s.Run(20 * ms)
+	var o rqLockOutcome
+	for _, w := range wakees {
+		o.wakeups += w.Stats.NrWakeups
+	}
+	for i := 1; i <= n; i++ {
+		st := s.RQ(i).Stats
+		o.direct += st.DirectWakeups
+		o.wakelist += st.WakelistWakeups
+		o.remoteLock += st.RemoteLockAcq
+	}
+	sst := s.space.Stats()
+	tgt := s.RQ(0)
+	o.lockWaits = sst.Lines[tgt.lock.Line()].LockWaits
+	o.ttwuStallNS = sst.Sites[s.sites[SymTryToWakeUp]].StallNS
+	o.avgTransfers = sst.Lines[tgt.avgLine].TotalTransfers()
+	o.targetTTWUNS = tgt.profile[SymTryToWakeUp]
+	return o
+}
+
+// TestRQLockDirectVsWakelist: the direct remote wakeup (core.c v6.6:
+// ttwu_queue() -> rq_lock(), update_rq_clock(), ttwu_do_activate() ->
+// activate_task() -> enqueue_task_fair()'s update_load_avg(),
+// add_nr_running(), wakeup_preempt()) holds the target's rq lock for the
+// enqueue and its stores to the target's lines, so wakers from n other
+// L2s of one CCX queue on it: the lock wait per wakeup grows with n. The
+// target itself takes no lock and does no ttwu work for a wakeup done
+// to it. TTWU_QUEUE_L2 (Mathieu Desnoyers' RFC: ttwu_queue_cond() tests
+// cpus_share_resources(), the L2) queues each of those wakeups on the
+// target's wake list (__ttwu_queue_wakelist()): no waker takes the lock,
+// whatever n.
+func TestRQLockDirectVsWakelist(t *testing.T) {
+	perWake := map[int]float64{}
+	for _, n := range []int{1, 4, 7} {
+		o := rqLockScenario(t, "v6.6-eevdf", n)
+		t.Logf("direct, %d wakers: %+v", n, o)
+		// A few signals find the wakee not yet asleep and wake it at
+		// the barrier (applySignal): still a direct enqueue, with no
+		// waker holding the lock.
+		if o.direct == 0 || o.direct < o.wakeups*99/100 || o.wakelist != 0 {
+			t.Fatalf("direct, %d wakers: %d wakeups, %d direct, %d via the wake list; want all direct", n, o.wakeups, o.direct, o.wakelist)
+		}
+		perWake[n] = o.ttwuStallNS / float64(o.direct)
+		// The waker writes the target's rq->cfs.avg under the lock
+		// (and the target takes the line back): a transfer each way.
+		if o.avgTransfers < o.direct {
+			t.Errorf("direct, %d wakers: rq->cfs.avg moved %d times for %d direct wakeups; the waker's enqueue writes it", n, o.avgTransfers, o.direct)
+		}
+		// CPU 0's only try_to_wake_up time is wake_up_new_task() of
+		// the n+1 tasks forked there (its uncontended rq lock, tens of
+		// ns each): it takes no lock for the wakers' wakeups.
+		if limit := int64(n+1) * 100; o.targetTTWUNS > limit {
+			t.Errorf("direct, %d wakers: the target spent %d ns in try_to_wake_up, want at most %d (its forks): the waker does the wakeup", n, o.targetTTWUNS, limit)
+		}
+		if n == 1 && o.lockWaits != 0 {
+			t.Errorf("direct, 1 waker: %d lock requests found CPU 0's rq lock held; one waker and the owner's own schedule() do not overlap", o.lockWaits)
+		}
+		if n == 7 && float64(o.lockWaits) < 0.5*float64(o.direct) {
+			t.Errorf("direct, 7 wakers: %d of %d lock requests waited, want most", o.lockWaits, o.direct)
+		}
+	}
+	if perWake[7] < 3*perWake[1] || perWake[4] <= perWake[1] {
+		t.Errorf("direct: try_to_wake_up stall per wakeup %.1f / %.1f / %.1f ns with 1 / 4 / 7 wakers; want it to grow with the wakers queued on the lock",
+			perWake[1], perWake[4], perWake[7])
+	}
+	for _, n := range []int{1, 4, 7} {
+		o := rqLockScenario(t, "v6.6-eevdf,+TTWU_QUEUE_L2", n)
+		t.Logf("wake list, %d wakers: %+v", n, o)
+		// (The barrier's applySignal wakeups are not counted on a waker.)
+		if o.wakelist < o.wakeups*99/100 || o.direct != 0 || o.remoteLock != 0 {
+			t.Errorf("TTWU_QUEUE_L2, %d wakers: %d wakeups, %d via the wake list, %d direct, %d remote locks; want all queued", n, o.wakeups, o.wakelist, o.direct, o.remoteLock)
+		}
+		if o.lockWaits != 0 {
+			t.Errorf("TTWU_QUEUE_L2, %d wakers: %d lock requests waited on CPU 0's rq lock; only its owner takes it", n, o.lockWaits)
+		}
+	}
+}

@@ -357,6 +357,11 @@ func checkCaches(c *CacheSpec) error {
 	if c.L3KiB < 0 {
 		return specErr("caches.l3_kib", "must not be negative (0: no L3)")
 	}
+	switch c.LLCInclusion {
+	case "", LLCInclusive, LLCNonInclusive:
+	default:
+		return specErr("caches.llc_inclusion", "%q is not a policy (allowed: %s, %s)", c.LLCInclusion, LLCInclusive, LLCNonInclusive)
+	}
 	return nil
 }
 

@@ -112,7 +112,11 @@ func (m *Machine) WriteTopo(w io.Writer) error {
 	if c.L3KiB > 0 {
 		l3 = fmt.Sprintf("%d KiB per LLC", c.L3KiB)
 	}
-	p("Caches:              L1d %d KiB, L2 %d KiB, L3 %s; %d-byte lines\n", c.L1dKiB, c.L2KiB, l3, c.LineBytes)
+	incl := ""
+	if c.LLCInclusion != "" {
+		incl = "; " + c.LLCInclusion + " LLC"
+	}
+	p("Caches:              L1d %d KiB, L2 %d KiB, L3 %s; %d-byte lines%s\n", c.L1dKiB, c.L2KiB, l3, c.LineBytes, incl)
 
 	p("\nTopology (lstopo-style):\n")
 	for pi, pkg := range m.Packages {

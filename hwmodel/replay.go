@@ -118,6 +118,9 @@ type Replayer struct {
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
 	mlp      int
+	// serialForward: the LLC is non-inclusive (CacheSpec.LLCInclusion),
+	// so clean forwards to one line are served one at a time.
+	serialForward bool
 	// pr prices accesses from tables (nil: Machine.Access).
 	pr *replayPrices
 	// npend counts the requests added and not yet served.
@@ -132,7 +135,8 @@ type Replayer struct {
 // NewReplayer returns a Replayer for the machine, with every line free
 // and no request pending.
 func (m *Machine) NewReplayer() *Replayer {
-	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1), pr: newReplayPrices(m)}
+	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
+		serialForward: m.Caches.LLCInclusion == LLCNonInclusive, pr: newReplayPrices(m)}
 }
 
 // Advance adds each CPU's new requests to what the replay has pending and
@@ -665,11 +669,18 @@ func (rp *Replayer) serve(li int, now int64) {
 	if w.op == RMW || w.op == Lock {
 		busy += rp.rmwPS
 	}
-	if w.op == Read && (cost.Kind == Hit || cost.Kind == Transfer && cost.FromSharer) {
-		// A hit, or a clean forward of a line already Shared: the
-		// line is not being moved out of anyone's ownership, so
-		// concurrent readers are served in parallel and only pay
-		// their own latency.
+	if w.op == Read && (cost.Kind == Hit || cost.Kind == Transfer && cost.FromSharer && !rp.serialForward) {
+		// A hit, or a clean forward of a line already Shared that an
+		// inclusive LLC serves from its own copy: the line is not
+		// being moved out of anyone's ownership, so concurrent
+		// readers are served in parallel and only pay their own
+		// latency. Under a non-inclusive LLC the Shared copies live
+		// in the readers' L2s, and each new reader's miss is a snoop
+		// of one of them that the line's home runs to completion
+		// before it takes the next request to that address
+		// (serialForward): a forward occupies the line like a
+		// transfer out of Modified. Simplified: the occupancy is the
+		// forward's whole latency, the requester's leg included.
 		busy = 0
 	}
 	l.freeAt = now + busy

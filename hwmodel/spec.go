@@ -85,7 +85,21 @@ type CacheSpec struct {
 	L1dKiB    int `yaml:"l1d_kib" json:"l1d_kib"`
 	L2KiB     int `yaml:"l2_kib" json:"l2_kib"`
 	L3KiB     int `yaml:"l3_kib" json:"l3_kib"`
+	// LLCInclusion says whether the LLC keeps a copy of every line the
+	// cores' private caches hold: "inclusive" (Intel before Skylake-SP),
+	// or "non-inclusive" (Skylake-SP and later Xeons, AMD Zen's victim
+	// L3), where a line read-shared by cores lives in their L2s and a new
+	// reader's miss is a snoop-and-forward that the line's home (the CHA,
+	// or the CCX's L3 shadow tags) runs one at a time for one address.
+	// Empty: inclusive.
+	LLCInclusion string `yaml:"llc_inclusion,omitempty" json:"llc_inclusion,omitempty"`
 }
+
+// LLC inclusion policies (CacheSpec.LLCInclusion).
+const (
+	LLCInclusive    = "inclusive"
+	LLCNonInclusive = "non-inclusive"
+)
 
 // Sourced is a number with the evidence it comes from, so a reader of the
 // preset (or of `emu topo -json`) can judge it. Tags follow
@@ -184,7 +198,13 @@ func DecodeSpec(r io.Reader) (*Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &SpecError{Field: "(document)", Msg: "empty spec"}
 		}
-		return nil, &SpecError{Field: fieldAtErrorLine(data, err), Msg: cleanYAMLError(err)}
+		field := fieldAtErrorLine(data, err)
+		if field == "" {
+			// The offending node has no field name (a mapping key
+			// that is itself a sequence or a mapping).
+			field = "(document)"
+		}
+		return nil, &SpecError{Field: field, Msg: cleanYAMLError(err)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {

@@ -210,10 +210,12 @@ var studies = []*Study{
 		},
 		Metrics: []Metric{
 			{Name: "max wait", Key: "max_wait_ms", Format: "%.3f", Unit: " ms"},
+			{Name: "max first wait (before a hop)", Key: "max_first_wait_ms", Format: "%.3f", Unit: " ms"},
 			{Name: "max wait after a hop", Key: "max_wait_after_hop_ms", Format: "%.3f", Unit: " ms"},
+			{Name: "p99.9 wait after a hop", Key: "p999_wait_after_hop_ms", Format: "%.3f", Unit: " ms"},
 			{Name: "p99.9 wait", Key: "p999_wait_ms", Format: "%.3f", Unit: " ms"},
 			{Name: "vruntime spread per rq (max)", Key: "vruntime_spread_max_ms", Format: "%.3f", Unit: " ms"},
 		},
-		Headline: &Headline{Row: "spr-2s", Setting: 1},
+		Headline: &Headline{Row: "spr-2s", Setting: 1, Metric: 2},
 	},
 }

@@ -35,10 +35,10 @@ type Avg struct {
 	// UtilAvg is util_avg: UtilSum / divider, 1024 for an entity that
 	// always runs on a full-capacity CPU.
 	UtilAvg uint64
-	// UtilEst is util_est: the estimated utilisation kept across sleeps,
-	// with UtilAvgUnchanged in bit 31. This package only clears the flag
-	// (cfs_se_util_change()); the EWMA is the caller's.
-	UtilEst uint32
+	// UtilEst is util_est: the estimated utilisation kept across sleeps
+	// (utilest.go), with UtilAvgUnchanged in bit 31 of Enqueued, cleared
+	// here when util_avg changes (cfs_se_util_change()).
+	UtilEst UtilEst
 }
 
 // Divider returns the divider that turns a *_sum into a *_avg at the

@@ -71,11 +71,14 @@
 // clock_task when idle) happen before these functions see the time: the
 // emulator's update_rq_clock_pelt() (emu/loadavg.go) does it.
 //
-// Not modelled: util_est's EWMA (util_est_update(); only the
-// UTIL_AVG_UNCHANGED flag that __update_load_avg_se() clears is kept), the
-// rt/dl/irq/hw-pressure signals beyond the generic [UpdateLoadSum], the
-// migrate_se_pelt_lag() idle-lag estimate, and the ATTACH_AGE_LOAD
-// set_task_rq_fair() path.
+// util_est (utilest.go: [UtilEstUpdate], [UtilEstEnqueue],
+// [UtilEstDequeue], [TaskUtilEst]) keeps a task's utilization across its
+// sleeps; the emulator calls it from enqueue_task_fair() and
+// dequeue_task_fair() under sched_feat(UTIL_EST).
+//
+// Not modelled: the rt/dl/irq/hw-pressure signals beyond the generic
+// [UpdateLoadSum], the migrate_se_pelt_lag() idle-lag estimate, and the
+// ATTACH_AGE_LOAD set_task_rq_fair() path.
 //
 // One kernel quirk is kept on purpose: the floors after a subtraction use
 // max_t(u32, sum, avg × PELT_MIN_DIVIDER), which casts both operands to

@@ -28,8 +28,9 @@ func UpdateBlockedSE(now uint64, sa *Avg, weight uint64) bool {
 //   - weight: se_weight(), i.e. scale_load_down(se->load.weight).
 //
 // When the averages change, the UtilAvgUnchanged flag in UtilEst is
-// cleared (cfs_se_util_change(), with the UTIL_EST feature on as by
-// default).
+// cleared (cfs_se_util_change(); the kernel tests sched_feat(UTIL_EST)
+// first, which changes nothing here: with the feature off no sample is
+// taken and the flag is never read).
 //
 // pelt.c: __update_load_avg_se().
 func UpdateSE(now uint64, sa *Avg, onRQ bool, runnable uint64, running bool, weight uint64) bool {
@@ -76,10 +77,10 @@ func UpdateClassRq(now uint64, sa *Avg, running bool) bool {
 //
 // pelt.h: cfs_se_util_change().
 func cfsSEUtilChange(sa *Avg) {
-	if sa.UtilEst&UtilAvgUnchanged == 0 {
+	if sa.UtilEst.Enqueued&UtilAvgUnchanged == 0 {
 		return
 	}
-	sa.UtilEst &^= UtilAvgUnchanged
+	sa.UtilEst.Enqueued &^= UtilAvgUnchanged
 }
 
 func b2u(b bool) uint64 {

@@ -9,14 +9,14 @@ import (
 // TestUpdateSEClearsUtilEstFlag: UTIL_AVG_UNCHANGED is dropped only when
 // the averages are recomputed, and the estimate itself is kept.
 func TestUpdateSEClearsUtilEstFlag(t *testing.T) {
-	sa := Avg{UtilEst: 300 | UtilAvgUnchanged}
+	sa := Avg{UtilEst: UtilEst{Enqueued: 300 | UtilAvgUnchanged, Ewma: 280}}
 	UpdateSE(periodNs/2, &sa, true, 1, true, 1024)
-	if sa.UtilEst != 300|UtilAvgUnchanged {
+	if sa.UtilEst != (UtilEst{300 | UtilAvgUnchanged, 280}) {
 		t.Fatalf("within a period: util_est = %#x", sa.UtilEst)
 	}
 	UpdateSE(periodNs, &sa, true, 1, true, 1024)
-	if sa.UtilEst != 300 {
-		t.Fatalf("after a crossing: util_est = %#x, want 300", sa.UtilEst)
+	if sa.UtilEst != (UtilEst{300, 280}) {
+		t.Fatalf("after a crossing: util_est = %#x, want {300, 280}", sa.UtilEst)
 	}
 }
 

@@ -3,7 +3,7 @@ package pelt
 import "testing"
 
 func TestInitEntityRunnableAverage(t *testing.T) {
-	sa := Avg{LastUpdateTime: 99, LoadSum: 5, UtilAvg: 7, UtilEst: 3}
+	sa := Avg{LastUpdateTime: 99, LoadSum: 5, UtilAvg: 7, UtilEst: UtilEst{3, 4}}
 	InitEntityRunnableAverage(&sa, true, 1024)
 	if sa != (Avg{LoadAvg: 1024}) {
 		t.Errorf("task: %+v, want only load_avg = weight", sa)

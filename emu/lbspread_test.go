@@ -1,0 +1,126 @@
+package emu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// spreadLLCResult is what stackedPairRun measured: the delay from the
+// sibling going idle to a stacked hog landing on it, and the PELT signals
+// at that idle transition.
+type spreadLLCResult struct {
+	moveDelay  int64  // ns; -1: no hog moved within the window
+	cpuUtil    uint64 // the idle sibling's cfs util_avg when it went idle
+	hogUtilMin uint64 // the smaller of the stacked hogs' util_avg then
+	hogUtilMax uint64
+}
+
+// stackedPairRun builds the scenario on one 4-CPU LLC of hikey-8
+// (the MC level, SD_SHARE_LLC: the cluster's L2 is the last cache): two
+// hogs stacked on CPU 0, allowed on CPUs 0 and 1, and on CPU 1 a pinned
+// task that runs 200 ms and then sleeps, leaving CPU 1 idle with ~1000 of
+// blocked util. (CPUs 2 and 3 stay idle and empty: the hogs may not go
+// there, and no busy CPU of the LLC competes for them; with busy siblings
+// the overloaded CPU 0 would also lose a hog to their migrate_load pulls,
+// the ordinary fairness rotation of 5 tasks on 4 CPUs.) It reports how
+// long after CPU 1 went idle one of the stacked hogs reached it.
+func stackedPairRun(t *testing.T, feat string) spreadLLCResult {
+	s := newSim(t, "hikey-8", feat)
+	res := spreadLLCResult{moveDelay: -1}
+	var hogs []*Task
+	n, idleAt := 0, int64(-1)
+	mustTask(t, s, TaskSpec{Comm: "sleeper", CPU: 1, Prog: ProgramFunc(func(tk *Task) Action {
+		if n++; n == 1 {
+			return Run(200 * ms)
+		} else if n == 2 {
+			// The signals as the sleeper blocks (the serial driver:
+			// reading CPU 0's tasks from here is safe).
+			idleAt = tk.Now()
+			res.cpuUtil = uint64(s.cpus[1].cfs.avg.UtilAvg)
+			a, b := uint64(hogs[0].se.Avg.UtilAvg), uint64(hogs[1].se.Avg.UtilAvg)
+			res.hogUtilMin, res.hogUtilMax = min(a, b), max(a, b)
+			return Sleep(2000 * ms)
+		}
+		return Exit()
+	})})
+	for i := 0; i < 2; i++ {
+		hogs = append(hogs, spawn(t, s, TaskSpec{Comm: "hog", CPU: 0, CPUs: []int{0, 1}, Prog: Hog()}))
+	}
+	// Step 100 us at a time: the move's time to within a step.
+	const step = ms / 10
+	for now := step; now <= 600*ms; now += step {
+		s.Run(now)
+		moved := hogs[0].CPU() != 0 || hogs[1].CPU() != 0
+		if idleAt < 0 {
+			if moved {
+				t.Fatalf("%s: a hog left CPU 0 (for CPU %d/%d) at %d us while every CPU of the LLC was busy", feat, hogs[0].CPU(), hogs[1].CPU(), s.now/1000)
+			}
+			continue
+		}
+		if moved {
+			if hogs[0].CPU() != 1 && hogs[1].CPU() != 1 {
+				t.Fatalf("%s: a hog went to CPU %d/%d, not the idle CPU 1", feat, hogs[0].CPU(), hogs[1].CPU())
+			}
+			res.moveDelay = s.now - idleAt
+			break
+		}
+	}
+	if idleAt < 0 {
+		t.Fatalf("%s: the sleeper never slept", feat)
+	}
+	return res
+}
+
+// TestLBSpreadLLC: two hogs stacked on one CPU of a 4-CPU LLC with an idle
+// sibling CPU whose blocked utilization is still high (its task has just
+// gone to sleep after 200 ms of running).
+//
+// With LB_SPREAD_LLC (16b0a7a1a0af, v5.10; fair.c: calculate_imbalance()
+// in v5.15 and v6.6): the local group has spare capacity, the busiest is
+// overloaded, and the domain has SD_SHARE_PKG_RESOURCES (SD_SHARE_LLC), so
+// the imbalance is a task count (migrate_task), and the sibling's
+// newidle balance pulls a hog at once.
+//
+// Without it (fair.c before 16b0a7a1a0af, v5.9: calculate_imbalance()):
+// migrate_util with imbalance = group_capacity - group_util of the idle
+// CPU, and detach_tasks() skips a task whose util exceeds it (v5.15
+// detach_tasks(): "if (util > env->imbalance) goto next", not relaxed by
+// nr_balance_failed before v6.8's 3af7524b1419). So no hog moves until the
+// idle CPU's blocked util has decayed (update_blocked_averages(), a 32 ms
+// half-life) below 1024 minus the hog's util: t* = 32 ms * log2(u / (1024 -
+// u_hog)). The move comes at the first periodic idle balance after t*
+// (the MC level's idle interval: 4 ms, its min_interval), done by the ILB
+// on the tickless CPU's behalf. migrate_util never triggers active
+// balancing (imbalanced_active_balance() is for migrate_task).
+func TestLBSpreadLLC(t *testing.T) {
+	for _, prof := range []string{"v5.15-cfs", "v6.6-eevdf"} {
+		on := stackedPairRun(t, prof)
+		off := stackedPairRun(t, prof+",-LB_SPREAD_LLC")
+		t.Logf("%-11s LB_SPREAD_LLC: moved after %.1f ms; without: after %.1f ms (idle CPU util %d, hog util %d..%d)",
+			prof, float64(on.moveDelay)/float64(ms), float64(off.moveDelay)/float64(ms), off.cpuUtil, off.hogUtilMin, off.hogUtilMax)
+		if on.moveDelay < 0 || on.moveDelay > 4*ms {
+			t.Errorf("%s: with LB_SPREAD_LLC the idle sibling got a hog after %d ms (want within the newidle balance, <= 4 ms)", prof, on.moveDelay/ms)
+		}
+		// The window in which the pre-fix kernel may first move a hog.
+		halfLife := 32.768 // ms: y^32 = 1/2 with 1024 us PELT periods
+		spare := func(u uint64) float64 { return float64(schedCapacityScale - u) }
+		if off.cpuUtil+off.hogUtilMax <= schedCapacityScale {
+			t.Fatalf("%s: scenario broken: idle CPU util %d leaves room for a hog (%d) at once", prof, off.cpuUtil, off.hogUtilMax)
+		}
+		lo := halfLife*math.Log2(float64(off.cpuUtil)/spare(off.hogUtilMin)) - 2
+		hi := halfLife*math.Log2(float64(off.cpuUtil)/spare(off.hogUtilMax)) + 2*4 + 4
+		got := float64(off.moveDelay) / float64(ms)
+		if off.moveDelay < 0 || got < lo || got > hi {
+			t.Errorf("%s: without LB_SPREAD_LLC a hog moved after %s; want it in [%.1f, %.1f] ms, once the idle CPU's blocked util (%d) has decayed below 1024 - hog util (%d..%d)",
+				prof, fmtDelay(off.moveDelay), lo, hi, off.cpuUtil, off.hogUtilMin, off.hogUtilMax)
+		}
+	}
+}
+
+func fmtDelay(d int64) string {
+	if d < 0 {
+		return "never (600 ms)"
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(ms))
+}

@@ -1,0 +1,54 @@
+package emu
+
+import "testing"
+
+// TestWakeupOnCPU: core.c try_to_wake_up() (v6.6) queues a wakee that is
+// still on_cpu (its CPU is still inside the __schedule() that put it to
+// sleep) on that CPU's wake list, ttwu_queue_wakelist(p, task_cpu(p),
+// wake_flags | WF_ON_CPU), without select_task_rq(). The wakee sleeps on
+// CPU 1 (socket 0) and a waker on CPU 56 (socket 1) wakes it with
+// WF_SYNC. Once CPU 1 has finished switching, wake_affine() picks the
+// waker's CPU and select_idle_sibling() cannot return prev (it does not
+// share the waker's LLC), so the wakee migrates to socket 1; while CPU 1
+// is still paying the weave's stall of that switch (injected here as the
+// debt a saturated tg->load_avg line leaves), the wakee stays on CPU 1.
+func TestWakeupOnCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stall   int64 // ns of stall left on CPU 1's switch at the barrier
+		onCPU   int64 // OnCPUWakeups, want
+		migrate int64 // wakee's nr_wakeups_migrate, want
+	}{
+		{"switched", 0, 0, 1},
+		{"still on_cpu", 50_000, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, "spr-2s", "v6.6-eevdf")
+			wakee := spawn(t, s, TaskSpec{Comm: "wakee", CPU: 1, Prog: Loop(Block(), Run(20_000))})
+			waker := mustTask(t, s, TaskSpec{Comm: "waker", CPU: 56, Prog: Loop(Run(30_000), Wake(wakee).WithSync(), Block())})
+			s.Run(20_000) // the wakee has blocked; CPU 1 is idle
+			p := s.RQ(1)
+			if p.curr != nil || p.switchedOut != wakee {
+				t.Fatalf("CPU 1: curr %v, switched out %v; want idle after switching out the wakee", p.curr, p.switchedOut)
+			}
+			if tc.stall > 0 {
+				// What the weave reports at a barrier when CPU 1's
+				// dequeue waited on the line; publish it as that
+				// barrier does (the driver skips the empty epochs up
+				// to the wakeup).
+				p.addDebt(SymUpdateCfsGroup, tc.stall)
+				s.publishOnCPU()
+			}
+			s.Run(200_000)
+			if got := s.RQ(56).Stats.OnCPUWakeups; got != tc.onCPU {
+				t.Errorf("OnCPUWakeups = %d, want %d", got, tc.onCPU)
+			}
+			if got := wakee.Stats.NrWakeupsMig; got != tc.migrate {
+				t.Errorf("wakee's migrating wakeups = %d, want %d (it ran on CPU %d)", got, tc.migrate, wakee.cpu)
+			}
+			if wakee.Stats.NrWakeups != 1 || waker.Stats.NrWakeups != 0 {
+				t.Errorf("wakeups: wakee %d, waker %d; want 1, 0", wakee.Stats.NrWakeups, waker.Stats.NrWakeups)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// The direct remote wakeup's critical section, as the waker runs it
+// (core.c v6.6: ttwu_queue() when ttwu_queue_wakelist() declines):
+//
+//	rq_lock(rq, &rf);          // the target's rq->__lock: line 0
+//	update_rq_clock(rq);       // writes rq->clock
+//	ttwu_do_activate(rq, p, wake_flags, &rf);
+//	    activate_task()        // enqueue_task_fair(): update_curr(),
+//	                           // update_load_avg() on each level, the
+//	                           // root's rq->cfs.avg last; add_nr_running()
+//	    wakeup_preempt()       // reads rq->curr
+//	rq_unlock(rq, &rf);
+//
+// Every store there is the waker's, to the target's lines, and the lock
+// is held until the last one retires: the lock's hold time is the base
+// cost of the work plus the misses on those lines, and a waker queued on
+// the lock waits for all of it. So the waker logs them, in its epoch,
+// between its Lock and Unlock of the target's lock; the target, applying
+// the state change later (ttwuRemoteEnqueue), logs none of them again:
+// in the kernel it takes no lock and touches none of its lines for a
+// wakeup done to it. It takes the lines back when it next uses them (its
+// next rq_lock in __schedule(), the rq->curr store after a pick).
+//
+// Simplified: rq->clock is modeled on rq->curr's line (in v6.6's struct
+// rq it follows curr, idle, stop, next_balance, prev_mm and
+// clock_update_flags); clock_task/clock_pelt, on their own line, are not
+// modeled. The lines the waker cannot know in its epoch stay the
+// target's to log at the apply: tg->load_avg (update_tg_load_avg()
+// writes it only past a threshold the target's state decides), the
+// removed-load line and the uclamp buckets. nr_running's store
+// (add_nr_running()) is on the lock's own line, which the waker holds:
+// it costs nothing more and is not logged.
+
+// ttwuDirectLock takes target's rq lock for a direct wakeup and writes
+// its clock: rq_lock() + update_rq_clock().
+func (rq *RQ) ttwuDirectLock(target *RQ) {
+	target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+	rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
+	rq.Stats.RemoteLockAcq++
+	// update_rq_clock(): rq->clock (on rq->curr's line here). The
+	// wakeup_preempt() read of rq->curr later hits the same copy.
+	rq.log.Record(rq.now, target.currLine, hwmodel.Write, rq.site(SymTryToWakeUp))
+	rq.accessCost(SymTryToWakeUp, hwmodel.Write)
+}
+
+// ttwuDirectRootAvg is enqueue_task_fair()'s update_load_avg() of the
+// root cfs_rq done by the waker: a store to target's rq->cfs.avg.
+func (rq *RQ) ttwuDirectRootAvg(target *RQ) {
+	rq.log.Record(rq.now, target.avgLine, hwmodel.Write, rq.site(SymUpdateLoadAvg))
+	rq.accessCost(SymUpdateLoadAvg, hwmodel.Write)
+}
+
+// ttwuDirectUnlock is rq_unlock() of the direct wakeup.
+func (rq *RQ) ttwuDirectUnlock(target *RQ) {
+	target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
+	rq.Stats.DirectWakeups++
+}
+
+// withoutWakerLines runs fn, a direct wakeup's apply on this CPU, with
+// its accesses to the lines the waker logged (this rq's lock line, the
+// rq->curr/clock line and rq->cfs.avg) left out of the log: the waker
+// made them under the lock. The rest (tg->load_avg, removed load, uclamp)
+// are logged as this CPU's, as before. The lock is still taken
+// physically, as the model's nr_running store requires.
+func (rq *RQ) withoutWakerLines(fn func()) {
+	if rq.applyLog == nil {
+		rq.applyLog = contention.NewLog(rq.cpu)
+	}
+	real := rq.log
+	rq.log = rq.applyLog
+	fn()
+	rq.log = real
+	lock, curr, avg := rq.lock.Line(), rq.currLine, rq.avgLine
+	for _, e := range rq.applyLog.Entries() {
+		if e.Line == lock || e.Line == curr || e.Line == avg {
+			continue
+		}
+		was := real.SetIndependent(e.Indep)
+		real.Record(max(e.T, real.Last()), e.Line, e.Op, e.Site)
+		real.SetIndependent(was)
+	}
+	rq.applyLog.Reset()
+}
