@@ -37,7 +37,7 @@ func TestWakeupOnCPU(t *testing.T) {
 				// barrier does (the driver skips the empty epochs up
 				// to the wakeup).
 				p.addDebt(SymUpdateCfsGroup, tc.stall)
-				s.publishOnCPU()
+				s.onCPU[1] = p.onCPUView()
 			}
 			s.Run(200_000)
 			if got := s.RQ(56).Stats.OnCPUWakeups; got != tc.onCPU {

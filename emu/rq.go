@@ -111,7 +111,7 @@ type rqKernel struct {
 	exited      int // tasks that exited on this CPU
 	// switchedOut is the task whose sleep the last __schedule() switched
 	// out to go idle, until the CPU runs something else (nil then).
-	// Owned by CPU i; barrier: read by publishOnCPU.
+	// Owned by CPU i; barrier: read by onCPUView.
 	switchedOut *Task
 	avgIdle     int64
 	idleStamp   int64

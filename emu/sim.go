@@ -420,9 +420,6 @@ func (s *Sim) barrier() {
 				rq.newidleSD.updateNewidleCost(rq.newidleCost, s.epochEnd)
 			}
 		}
-		if st == 0 {
-			continue
-		}
 		// The whole ns split over the sites, the last taking the
 		// rounding, so that the charges sum to the debt.
 		left := st
@@ -434,8 +431,8 @@ func (s *Sim) barrier() {
 			rq.addDebt(s.siteSym[c.Site], ns)
 			left -= ns
 		}
+		s.onCPU[rq.cpu] = rq.onCPUView()
 	}
-	s.publishOnCPU()
 	for _, tg := range s.groups {
 		for _, rq := range s.cpus {
 			tg.published += rq.tgDelta[tg.id]

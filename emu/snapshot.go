@@ -163,16 +163,14 @@ type onCPUSnap struct {
 	until int64
 }
 
-// publishOnCPU records, at the barrier, the tasks still on_cpu.
-func (s *Sim) publishOnCPU() {
-	for i, rq := range s.cpus {
-		switch {
-		case rq.switchedOut == nil || rq.mode != modeIdle || rq.debt == 0 && !rq.weaveBehind:
-			s.onCPU[i] = onCPUSnap{}
-		case rq.weaveBehind:
-			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: math.MaxInt64}
-		default:
-			s.onCPU[i] = onCPUSnap{task: rq.switchedOut, until: rq.now + rq.debt}
-		}
+// onCPUView is what the barrier publishes of this CPU as onCPU, once the
+// weave's stall is handed out: the task it is still switching out, if any.
+func (rq *RQ) onCPUView() onCPUSnap {
+	switch {
+	case rq.switchedOut == nil || rq.mode != modeIdle || rq.debt == 0 && !rq.weaveBehind:
+		return onCPUSnap{}
+	case rq.weaveBehind:
+		return onCPUSnap{task: rq.switchedOut, until: math.MaxInt64}
 	}
+	return onCPUSnap{task: rq.switchedOut, until: rq.now + rq.debt}
 }
