@@ -1,6 +1,9 @@
 package hwmodel
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestReplayCleanForwards: readers of a line that other cores hold Shared.
 // Under an inclusive LLC (xeon-e5-2x10, Broadwell-EP) the LLC has the
@@ -32,16 +35,18 @@ func TestReplayCleanForwards(t *testing.T) {
 			line, oracle := m.NewLine(0), m.NewLine(0)
 			prep(line)
 			prep(oracle)
-			// Eight more readers of the first socket, all at one instant;
-			// the replay serves them in CPU order.
+			// Eight more readers of the first socket, all at one instant.
 			readers := []int{2, 3, 4, 5, 6, 7, 8, 9}
 			streams := make([][]Req, m.NumCPUs())
 			for _, c := range readers {
 				streams[c] = []Req{{T: 1000, Op: Read}}
 			}
 			res := m.Replay([]*Line{line}, streams)
+			// The home draws the order among simultaneous requests
+			// (Replayer.serve): check them in the order served.
+			order := servedOrder(res, readers)
 			wait := 0.0
-			for k, c := range readers {
+			for k, c := range order {
 				cost := m.Access(oracle, c, Read)
 				if cost.Kind != Transfer || !cost.FromSharer {
 					t.Fatalf("reader %d: %+v, want a clean forward", c, cost)
@@ -64,4 +69,21 @@ func TestReplayCleanForwards(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedOrder is cpus in the order a replay served their one request each:
+// by stall, ties by CPU. Under a serialized line the k-th served waits for
+// the k before it, so its stall is the larger.
+func servedOrder(res *ReplayResult, cpus []int) []int {
+	order := slices.Clone(cpus)
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch sa, sb := res.Stall[a][0], res.Stall[b][0]; {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return a - b
+	})
+	return order
 }

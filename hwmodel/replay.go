@@ -121,6 +121,10 @@ type Replayer struct {
 	// serialForward: the LLC is non-inclusive (CacheSpec.LLCInclusion),
 	// so clean forwards to one line are served one at a time.
 	serialForward bool
+	// rate[hr] is how often a waiting miss is re-presented to the line's
+	// home (see serve), per ms: the inverse of its round trip to the home
+	// agent, from the home's package (hr 0) or across the link (hr 1).
+	rate [2]uint64
 	// pr prices accesses from tables (nil: Machine.Access).
 	pr *replayPrices
 	// npend counts the requests added and not yet served.
@@ -136,7 +140,53 @@ type Replayer struct {
 // and no request pending.
 func (m *Machine) NewReplayer() *Replayer {
 	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
-		serialForward: m.Caches.LLCInclusion == LLCNonInclusive, pr: newReplayPrices(m)}
+		serialForward: m.Caches.LLCInclusion == LLCNonInclusive, pr: newReplayPrices(m), rate: retryRates(m)}
+}
+
+// retryRates is Replayer.rate: a request reaches the line's home agent
+// and hears back in the widest transfer class within the home's package
+// (the mesh or ring of one LLC, or the IO die between CCXs), or in the
+// remote class from another package.
+func retryRates(m *Machine) [2]uint64 {
+	present := m.ClassesPresent()
+	local := m.Lat.Transfer[ClassLLC]
+	for k := ClassSMT; k < ClassRemote; k++ {
+		if present[k] {
+			local = m.Lat.Transfer[k]
+		}
+	}
+	remote := local
+	if present[ClassRemote] {
+		remote = m.Lat.Transfer[ClassRemote]
+	}
+	rate := func(ns float64) uint64 { return uint64(math.Round(1e6 / max(ns, 1))) }
+	return [2]uint64{rate(local), rate(remote)}
+}
+
+// presentRate is how often, relative to the others, waiter w presents
+// its miss to line's home while it waits (see serve): the inverse of its
+// round trip to the home. The owner past its burst (serve takes a keeper
+// first) presents nothing: the snoop of the request the home serves next
+// takes its copy, so it waits behind the others.
+func (rp *Replayer) presentRate(w *waiter, line *Line) uint64 {
+	c := int(w.cpu)
+	if line.owner == c {
+		return 0
+	}
+	if rp.m.homeIsRemote(c, line.Home) {
+		return rp.rate[1]
+	}
+	return rp.rate[0]
+}
+
+// splitmix64 is the SplitMix64 finalizer: the serve's draw among waiters,
+// a function of the line and the instant only, so a replay cut into calls
+// at any instants draws the same.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // Advance adds each CPU's new requests to what the replay has pending and
@@ -164,10 +214,19 @@ func (m *Machine) NewReplayer() *Replayer {
 //     for the transfer latency plus the RMW's own latency; reads of a
 //     shared copy are served in parallel;
 //   - when a line frees, the owner's waiting request goes first while the
-//     owner Keeps the line (the burst effect), else the earliest waiter,
-//     ties broken by the lowest CPU;
+//     owner Keeps the line (the burst effect); else the line goes to the
+//     first miss re-presented to the home: a waiting miss is retried
+//     every round trip to the line's home agent (rate), so each waiter
+//     wins with a chance in proportion to the inverse of its round trip,
+//     drawn from a hash of the line and the instant. Requesters on the
+//     home's package win the line more often than those across the link,
+//     which is the per-node asymmetry measured on tg->load_avg
+//     (TestReplayHomeArbitration). Simplified: the draw stands for the
+//     retries' phases, and the line is handed over at once, without the
+//     gap until the first retry;
 //   - a Lock waits until the lock is free, then is served first come
-//     first served like a queued spinlock hand-over;
+//     first served like a queued spinlock hand-over (a Lock that wins the
+//     draw hands the line to the earliest locker);
 //   - requests arriving at the same instant are all queued before any is
 //     served.
 //
@@ -620,23 +679,58 @@ func (rp *Replayer) serve(li int, now int64) {
 		keeper = int32(owner)
 	}
 	held := l.holder != -1
-	var bestT int64
-	var bestCPU int32
+	eligible := func(w *waiter) bool { return w.op != Lock || !held }
+	var total uint64
+	first := -1
 	for i := range l.waiters {
 		w := &l.waiters[i]
-		if w.op == Lock && held {
+		if !eligible(w) {
 			continue // a Lock is served only when the lock is free
 		}
 		if w.cpu == keeper {
 			pick = i
 			break
 		}
-		if pick < 0 || w.arrive < bestT || w.arrive == bestT && w.cpu < bestCPU {
-			pick, bestT, bestCPU = i, w.arrive, w.cpu
+		if first < 0 {
+			first = i
 		}
+		total += rp.presentRate(w, line)
 	}
-	if pick < 0 {
+	switch {
+	case pick >= 0:
+	case first < 0:
 		return // every waiter wants a held lock; the Unlock reschedules
+	case total == 0:
+		pick = first // only the owner waits
+	default:
+		// The free line goes to the first miss re-presented to the
+		// home: each waiter with a chance in proportion to its
+		// presentation rate, so the home's package wins it more often
+		// than the far one (TestReplayHomeArbitration).
+		x := splitmix64(uint64(now)^uint64(li)<<48) % total
+		for i := range l.waiters {
+			w := &l.waiters[i]
+			if !eligible(w) {
+				continue
+			}
+			r := rp.presentRate(w, line)
+			if x < r {
+				pick = i
+				break
+			}
+			x -= r
+		}
+		if l.waiters[pick].op == Lock {
+			// A lock is handed over in its queue's order (the
+			// qspinlock's MCS queue): the earliest locker.
+			for i := range l.waiters {
+				w := &l.waiters[i]
+				p := &l.waiters[pick]
+				if w.op == Lock && (w.arrive < p.arrive || w.arrive == p.arrive && w.cpu < p.cpu) {
+					pick = i
+				}
+			}
+		}
 	}
 	w := l.waiters[pick]
 	if n := len(l.waiters) - 1; pick == n {
