@@ -79,6 +79,7 @@ type runFlags struct {
 	schedstat, taskstats            string
 	profile                         bool
 	profileCPUs                     string
+	lines                           int
 	trace                           string
 	traceWindow                     time.Duration
 	cpuprofile, fgprofFile, memFile string
@@ -399,6 +400,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order) to FILE")
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
+		fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
 		fs.StringVar(&f.trace, "trace", "", "write the sched_switch/sched_waking/sched_wakeup/sched_migrate_task trace to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 		fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
@@ -415,6 +417,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.traceWindow <= 0 || f.traceWindow > bench.MaxSeconds*time.Second {
 		return usagef("-trace-window: %v is out of range (allowed: more than 0, at most %ds of virtual time)", f.traceWindow, bench.MaxSeconds)
+	}
+	if f.lines < 0 || f.lines > 1<<20 {
+		return usagef("-lines: %d is out of range (allowed: 0 to %d lines)", f.lines, 1<<20)
 	}
 	var cpus []int
 	if f.profileCPUs != "" {
@@ -496,6 +501,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 				if err := s.WriteProfile(text, []int{c}, fmt.Sprintf("CPU %d", c)); err != nil {
 					return err
 				}
+			}
+		}
+		if f.lines > 0 {
+			if err := s.WriteLines(text, f.lines); err != nil {
+				return err
 			}
 		}
 	}

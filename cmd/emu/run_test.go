@@ -80,6 +80,29 @@ func TestRunDeterministic(t *testing.T) {
 	}
 }
 
+// TestRunLines: -lines ranks the shared lines; a hackbench in a cgroup on
+// hikey-8 stalls most on its task group's tg->load_avg or a runqueue lock.
+func TestRunLines(t *testing.T) {
+	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "hackbench", "-g", "2", "-f", "4", "-l", "20",
+		"-cgroup", "docker", "-lines", "3", "-progress=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	i := strings.Index(out, "# shared lines by stall: 3 of ")
+	if i < 0 {
+		t.Fatalf("output lacks the line table:\n%s", out)
+	}
+	rows := strings.Split(strings.TrimSpace(out[i:]), "\n")
+	if len(rows) != 5 || !strings.Contains(rows[1], "stall%") || !strings.Contains(rows[1], "xfer l2") {
+		t.Fatalf("line table: want a title, a header and 3 rows:\n%s", out[i:])
+	}
+	for _, r := range rows[2:] {
+		if !strings.Contains(r, "(node 0)") {
+			t.Errorf("row lacks its line's home: %q", r)
+		}
+	}
+}
+
 func TestRunBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -93,6 +116,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "-workload", "pipe", "-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"run", "-workload", "pipe", "extra"}, `unexpected argument "extra"`},
 		{[]string{"run", "-workload", "pipe", "-profile-cpus", "0,99", "-topo", "hikey-8"}, "-profile-cpus"},
+		{[]string{"run", "-workload", "pipe", "-lines", "-1", "-topo", "hikey-8"}, "-lines: -1 is out of range (allowed: 0 to"},
 		{[]string{"compare", "-workload", "pipe"}, "-patch: required"},
 		{[]string{"compare", "-workload", "pipe", "-patch", "v6.6-eevdf", "-seeds", "0"}, "-seeds"},
 		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, tgload-postgres, tgload-icl, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, all)`},
