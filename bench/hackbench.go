@@ -57,6 +57,17 @@ import (
 //     path (OpPipeWrite/OpPipeRead, OpSockSend/OpSockRecv) at the preset's
 //     costs, plus the copy of datasize bytes (copy_from_user in the write,
 //     copy_to_user in the read) as compute at copyBytesPerCycle.
+//   - A pipe is also its shared memory (emu.Pipe, fs/pipe.c's rules): each
+//     write runs pipe_write() on the lines of the receiver's pipe under its
+//     mutex (the emu.PipeWrite step, which charges OpPipeWrite inside the
+//     mutex hold), each read pipe_read() (PipeReadWait on the wait,
+//     PipeCopyOut with the copy_to_user, charging OpPipeRead), and the
+//     room wakeups the wr_wait queue (PipeWaitRoom, PipeGiveRoom), so the
+//     20 senders and the receiver of a pipe contend for its mutex and pass
+//     its lines around. Not modeled for socketpairs: unix_stream_sendmsg()
+//     and unix_stream_recvmsg() share the receiving socket's
+//     sk_receive_queue lock and skbs, a different shape (the socket's
+//     lines are not priced; their base costs are).
 //   - All tasks start at time 0, placed by Spread in creation order
 //     (receivers then senders, group by group, as the tools fork them):
 //     the ready/wake barrier (ready(): every child polls wakefd until the
@@ -331,8 +342,10 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		room:  emu.Signal(nil).WithSync(),
 	}
 	if w.pipe {
-		path.write = emu.Signal(nil).With(hwmodel.OpPipeWrite).WithSync()
-		path.read = emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead)
+		// The pipe steps charge OpPipeWrite and OpPipeRead under the
+		// pipe's mutex.
+		path.write = emu.Signal(nil).WithSync()
+		path.read = emu.Wait(nil).With(hwmodel.OpSyscall)
 	}
 	credit := max(1, channelCapacity(w.pipe, w.datasize)/w.fds)
 	batch := wakeBatch(w.pipe, w.datasize, credit)
@@ -348,17 +361,44 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	for grp := 0; grp < w.groups; grp++ {
 		// ch[j]: receiver j's channel, with sender i's room in it.
 		ch := make([]channel, w.fds)
+		var pipes []*emu.Pipe // pipes[j]: receiver j's pipe (pipe mode)
 		for j := range ch {
 			spaces := make([]string, w.fds)
 			for i := range spaces {
 				spaces[i] = fmt.Sprintf("%s.g%d.s%d>r%d", name, grp, i, j)
 			}
 			ch[j] = path.open(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0, spaces...)
+			if w.pipe {
+				// Homed on the receiver's node (the parent that
+				// creates the pipes is not modeled).
+				p, err := s.NewPipe(emu.PipeSpec{Name: ch[j].data.Name, Data: ch[j].data, Writers: w.fds, Size: w.datasize,
+					CPU: order[(k+j)%len(order)]})
+				if err != nil {
+					return err
+				}
+				pipes = append(pipes, p)
+			}
 		}
 		// receiver(): read fds*loops messages, one read() each, and
 		// give a writer its room back every batch messages.
 		for j := 0; j < w.fds; j++ {
 			idx, total, ch := k, w.fds*w.loops, ch[j]
+			// Its actions, the pipe steps built in once.
+			recv, copyOut := ch.recv(), emu.Run(cp)
+			room := make([]emu.Action, w.fds)
+			for i := range room {
+				room[i] = ch.giveRoom(i)
+			}
+			writer := func(stamp int64) int { return int(stamp) }
+			if w.pipe {
+				p := pipes[j]
+				recv = recv.OnPipe(p, emu.PipeReadWait, 0)
+				copyOut = copyOut.OnPipe(p, emu.PipeCopyOut, 0)
+				for i := range room {
+					room[i] = room[i].OnPipe(p, emu.PipeGiveRoom, i)
+				}
+				writer = p.Writer
+			}
 			// Owned by the task's CPU: messages read, step, the last
 			// message's sender, and per sender the messages read
 			// since its last wakeup.
@@ -372,22 +412,22 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 						return emu.Exit()
 					}
 					phase = 1
-					return ch.recv()
+					return recv
 				case 1:
 					// copy_to_user() of the message.
 					n++
-					from = int(t.Stamp())
+					from = writer(t.Stamp())
 					phase = 0
 					if owed[from]++; owed[from] == batch {
 						owed[from] = 0
 						phase = 2
 					}
-					return emu.Run(cp)
+					return copyOut
 				default:
 					// pipe_read() / unix_write_space(): wake the
 					// writer, sync.
 					phase = 0
-					return ch.giveRoom(from)
+					return room[from]
 				}
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
@@ -402,8 +442,17 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		for i := 0; i < w.fds; i++ {
 			idx := k
 			mine := make([]*emu.Sem, w.fds) // its room in each receiver's channel
+			// Its wait for room in and write to each receiver's
+			// channel, the pipe steps built in once.
+			wait, send := make([]emu.Action, w.fds), make([]emu.Action, w.fds)
 			for j := range mine {
 				mine[j] = ch[j].space[i]
+				wait[j], send[j] = ch[j].waitRoom(i), ch[j].sendStamp(int64(i))
+				if w.pipe {
+					// The write stamps its signal (emu.Pipe.Writer).
+					wait[j] = wait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
+					send[j] = ch[j].send().OnPipe(pipes[j], emu.PipeWrite, i)
+				}
 			}
 			// Owned by the task's CPU: loop, receiver, step, and the
 			// messages it may still send to each receiver.
@@ -423,7 +472,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 						// write() finds the channel full: sleep
 						// until the reader makes room.
 						phase = 1
-						return ch[j].waitRoom(i)
+						return wait[j]
 					}
 					// write(): enter, copy_from_user() the message.
 					avail[j]--
@@ -435,7 +484,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					return emu.Run(cp)
 				default:
 					// Queue the message and wake the reader, sync.
-					a := ch[j].sendStamp(int64(i))
+					a := send[j]
 					phase = 0
 					if j++; j == w.fds {
 						j = 0

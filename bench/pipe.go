@@ -15,7 +15,12 @@ import (
 // pipe_write() wakes the reader with a sync wakeup
 // (wake_up_interruptible_sync_poll, WF_SYNC), the reader's pipe_read()
 // sleeps on it. A 4-byte token never fills the 64 KiB pipe, so the write
-// side never blocks and has no space semaphore.
+// side never blocks and has no space semaphore. Each pipe is also its
+// shared memory (emu.Pipe, fs/pipe.c's rules): a write runs pipe_write()
+// on the pipe's lines under its mutex (emu.PipeWrite, charging
+// OpPipeWrite there), a read pipe_read() (PipeReadWait on the wait,
+// PipeCopyOut on the task's next action, charging OpPipeRead), so the two
+// CPUs pass the pipe's lines back and forth.
 //
 // Simplified: processes and threads (-T) behave the same here (the mm
 // switch of process mode is not charged); the tasks start spread over two
@@ -72,37 +77,60 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
-	// A 4-byte token never fills a pipe: no room to wait for.
+	// A 4-byte token never fills a pipe: no room to wait for. The pipe
+	// steps charge OpPipeWrite and OpPipeRead under the pipe's mutex.
 	path := &chanPath{
-		write: emu.Signal(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite).WithSync(),
-		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpPipeRead),
+		write: emu.Signal(nil).With(hwmodel.OpSyscall).WithSync(),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall),
 	}
 	pipes := [2]channel{path.open("pipe0", 0), path.open("pipe1", 0)}
+	// pipe i is read by task i, on its CPU's node; its one writer is
+	// writer 0.
+	var pp [2]*emu.Pipe
+	for i := range 2 {
+		p, err := s.NewPipe(emu.PipeSpec{Name: pipes[i].data.Name, Data: pipes[i].data, Writers: 1, Size: pipeTokenSize, CPU: Spread(s, i)})
+		if err != nil {
+			return err
+		}
+		pp[i] = p
+	}
 	kind := "process"
 	if w.threaded {
 		kind = "thread"
 	}
 	for i := range 2 {
 		n := 0 // actions issued, owned by the task's CPU
-		rd, wr := pipes[i], pipes[1-i]
+		rd, wr := pp[i], pp[1-i]
+		// A read's copy-out runs with the task's next action: the
+		// write after it, or the exit.
+		read := pipes[i].recv().OnPipe(rd, emu.PipeReadWait, 0)
+		first := pipes[1-i].send().OnPipe(wr, emu.PipeWrite, 0)
+		write := pipes[1-i].send().OnPipe(rd, emu.PipeCopyOut, 0).OnPipe(wr, emu.PipeWrite, 0)
+		exit := emu.Exit()
+		if i == 0 {
+			exit = exit.OnPipe(rd, emu.PipeCopyOut, 0) // task 0 ends with a read
+		}
 		prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
 			if n == 2*w.loops {
 				w.end[i] = t.Now()
 				w.exited[i] = true
-				return emu.Exit()
+				return exit
 			}
 			// Task 0 writes then reads; task 1 reads then writes.
-			write := (n+i)%2 == 0
+			isWrite := (n+i)%2 == 0
 			n++
 			w.trips[i] = (n + 1) / 2
-			if write {
-				return wr.send()
+			switch {
+			case isWrite && n == 1:
+				return first
+			case isWrite:
+				return write
 			}
-			return rd.recv()
+			return read
 		})
 		t, err := s.NewTask(emu.TaskSpec{
 			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(s, i), Group: g,
-			Prog: prog, Sems: []*emu.Sem{rd.data}, MM: taskMM(w.threaded, i),
+			Prog: prog, Sems: []*emu.Sem{pipes[i].data}, MM: taskMM(w.threaded, i),
 		})
 		if err != nil {
 			return err
@@ -111,6 +139,9 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 	}
 	return nil
 }
+
+// pipeTokenSize is the token sched-pipe.c writes and reads: an int.
+const pipeTokenSize = 4
 
 // pipeDefaultLoops is perf's LOOPS_DEFAULT.
 const pipeDefaultLoops = 1_000_000

@@ -48,6 +48,9 @@ type Action struct {
 	Sync     bool  // ActSignal: WF_SYNC, the waker is about to sleep
 	CPUs     []int // ActSetAffinity
 	Kernel   []hwmodel.KernelOp
+	// Pipe lists the fs/pipe.c steps the action runs on the task's CPU
+	// (OnPipe, pipe.go): a copy-out before Kernel, the others after it.
+	Pipe []PipeStep
 }
 
 // Run, Sleep, Block, Wake, Yield, Exit and SetAffinity build Actions.
@@ -103,8 +106,14 @@ func (rq *RQ) doAction(t *Task) {
 		return
 	}
 	a := t.prog.Next(t)
+	if len(a.Pipe) > 0 {
+		rq.runPipeSteps(t, &a, true)
+	}
 	for _, op := range a.Kernel {
 		rq.cost(op)
+	}
+	if len(a.Pipe) > 0 {
+		rq.runPipeSteps(t, &a, false)
 	}
 	switch a.Op {
 	case ActRun:

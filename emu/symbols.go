@@ -48,6 +48,9 @@ const (
 	SymSockSend
 	SymSockRecv
 	SymSwitchMM
+	SymMutexLock
+	SymMutexUnlock
+	SymRawSpinLockIrqsave
 	numKernelSymbols
 )
 
@@ -84,6 +87,14 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymSockSend:              "udp_sendmsg",
 	SymSockRecv:              "udp_recvmsg",
 	SymSwitchMM:              "switch_mm_irqs_off",
+	// The pipe's mutex and wait queues (pipe.go). A mutex wait is the
+	// optimistic spin, which perf shows as osq_lock and
+	// mutex_spin_on_owner under __mutex_lock: here all of it is
+	// mutex_lock's; spin_lock_irq() and spin_lock_irqsave() are both
+	// _raw_spin_lock_irqsave's.
+	SymMutexLock:          "mutex_lock",
+	SymMutexUnlock:        "mutex_unlock",
+	SymRawSpinLockIrqsave: "_raw_spin_lock_irqsave",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.

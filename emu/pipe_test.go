@@ -1,0 +1,160 @@
+package emu
+
+import (
+	"fmt"
+	"testing"
+)
+
+// pipeOutcome is what a pipe scenario's lines and writers saw.
+type pipeOutcome struct {
+	writes       int64
+	lockWaits    int64   // Lock requests on the pipes' mutex lines that found the mutex held
+	mutexStallNS float64 // weave stall at mutex_lock (the writers' and the readers')
+	writerNS     float64 // the writers' virtual time per write (their finish over their writes)
+	mutexMoves   int64   // transfers of the pipes' line 0 (mutex, rd_wait)
+	dataMoves    int64   // transfers of the pipes' data page lines
+}
+
+// pipeScenario runs, on spr-2s (CPUs 0-55: socket 0's cores), pipes each
+// read by one reader and written by writers that send perWriter 100-byte
+// messages each, a 100 ns copy_from_user() before every write; readers
+// copy each message out (30 ns). cpus[i] lists pipe i's reader's CPU,
+// then its writers' CPUs. It runs until every task has exited.
+func pipeScenario(t *testing.T, cpus [][]int, perWriter int) pipeOutcome {
+	t.Helper()
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	var pipes []*Pipe
+	var tasks []*Task
+	for i, c := range cpus {
+		data := NewSem(fmt.Sprintf("pipe%d", i), 0)
+		p, err := s.NewPipe(PipeSpec{Name: data.Name, Data: data, Writers: len(c) - 1, Size: 100, CPU: c[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes = append(pipes, p)
+		total, n, copied := (len(c)-1)*perWriter, 0, true
+		recv, out := Wait(data).OnPipe(p, PipeReadWait, 0), Run(30).OnPipe(p, PipeCopyOut, 0)
+		mustTask(t, s, TaskSpec{Comm: "reader", CPU: c[0], Sems: []*Sem{data}, Prog: ProgramFunc(func(*Task) Action {
+			switch {
+			case !copied:
+				copied = true
+				return out
+			case n == total:
+				return Exit()
+			}
+			n, copied = n+1, false
+			return recv
+		})})
+		for w, cpu := range c[1:] {
+			write, k := Signal(data).WithSync().OnPipe(p, PipeWrite, w), 0
+			tasks = append(tasks, mustTask(t, s, TaskSpec{Comm: "writer", CPU: cpu, Prog: ProgramFunc(func(*Task) Action {
+				switch {
+				case k == 2*perWriter:
+					return Exit()
+				case k%2 == 0:
+					k++
+					return Run(100) // copy_from_user()
+				}
+				k++
+				return write
+			})}))
+		}
+	}
+	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
+		t.Fatalf("%d tasks still live after 200 ms", s.Live())
+	}
+	var o pipeOutcome
+	sst := s.space.Stats()
+	for _, p := range pipes {
+		l0 := sst.Lines[p.info[pipeLine0]]
+		o.lockWaits += l0.LockWaits
+		o.mutexMoves += l0.TotalTransfers()
+		for _, l := range p.frames {
+			o.dataMoves += sst.Lines[l].TotalTransfers()
+		}
+	}
+	o.mutexStallNS = sst.Sites[s.sites[SymMutexLock]].StallNS
+	for _, w := range tasks {
+		o.writes += int64(perWriter)
+		o.writerNS += float64(w.SumExecRuntime())
+	}
+	o.writerNS /= float64(o.writes)
+	return o
+}
+
+// TestPipeMutexContention: fs/pipe.c pipe_write() (v6.6) takes the pipe's
+// mutex (__pipe_lock()) for the whole write, so N writers on N CPUs
+// writing into one pipe queue on it: the mutex wait and each write's cost
+// grow with N. pipe_read() takes the same mutex, and moves the same lines
+// back.
+func TestPipeMutexContention(t *testing.T) {
+	perWrite := map[int]float64{}
+	wait := map[int]float64{}
+	for _, n := range []int{1, 4, 16} {
+		c := []int{0}
+		for w := 1; w <= n; w++ {
+			c = append(c, w)
+		}
+		o := pipeScenario(t, [][]int{c}, 300)
+		t.Logf("%d writers: %+v", n, o)
+		perWrite[n] = o.writerNS
+		wait[n] = o.mutexStallNS / float64(o.writes)
+		if n == 16 && o.lockWaits < o.writes/2 {
+			t.Errorf("16 writers: %d of %d writes found the mutex held, want most", o.lockWaits, o.writes)
+		}
+	}
+	if wait[16] < 3*wait[4] || wait[4] < 2*wait[1] {
+		t.Errorf("mutex_lock stall per write %.0f / %.0f / %.0f ns with 1 / 4 / 16 writers: want it to grow with the writers queued on the mutex", wait[1], wait[4], wait[16])
+	}
+	if perWrite[16] < 3*perWrite[1] {
+		t.Errorf("a write costs %.0f ns with 1 writer, %.0f ns with 16: want the queue on the mutex to slow every writer", perWrite[1], perWrite[16])
+	}
+}
+
+// TestPipeLinesMove: one writer and one reader on two CPUs (perf bench
+// sched pipe's shape, one way): every pipe_write() takes the pipe's line
+// 0 (the mutex, and rd_wait.lock to wake the reader) and the data lines
+// from the reader's CPU, and every pipe_read() takes them back. On one
+// CPU the lines stay put.
+func TestPipeLinesMove(t *testing.T) {
+	const msgs = 500
+	two := pipeScenario(t, [][]int{{0, 1}}, msgs)
+	one := pipeScenario(t, [][]int{{0, 0}}, msgs)
+	t.Logf("two CPUs: %+v; one CPU: %+v", two, one)
+	// (Fewer than two a message: a side that finds the other behind
+	// takes the mutex twice in a row.)
+	if two.mutexMoves < msgs {
+		t.Errorf("two CPUs: the mutex line moved %d times for %d messages, want at least once per message", two.mutexMoves, msgs)
+	}
+	if two.dataMoves < msgs*9/10 {
+		t.Errorf("two CPUs: the data lines moved %d times for %d messages, want at least once per message", two.dataMoves, msgs)
+	}
+	if one.mutexMoves > 0 || one.dataMoves > 0 {
+		t.Errorf("one CPU: the mutex line moved %d times, the data lines %d; want none", one.mutexMoves, one.dataMoves)
+	}
+	if two.writerNS <= one.writerNS {
+		t.Errorf("a write costs %.0f ns across two CPUs, %.0f on one: want the transfers to cost", two.writerNS, one.writerNS)
+	}
+}
+
+// TestPipeSeparatePipes: writers to separate pipes share no line (each
+// pipe_inode_info, bufs[] and page is its own), so eight writer/reader
+// pairs each on their own pipe cost what one pair does, where eight
+// writers into one pipe queue on its mutex.
+func TestPipeSeparatePipes(t *testing.T) {
+	const msgs = 300
+	single := pipeScenario(t, [][]int{{0, 1}}, msgs)
+	var pairs [][]int
+	for i := range 8 {
+		pairs = append(pairs, []int{2 * i, 2*i + 1})
+	}
+	apart := pipeScenario(t, pairs, msgs)
+	shared := pipeScenario(t, [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8}}, msgs)
+	t.Logf("one pair: %+v; eight pairs: %+v; eight writers, one pipe: %+v", single, apart, shared)
+	if d := apart.writerNS / single.writerNS; d < 0.8 || d > 1.25 {
+		t.Errorf("a write costs %.0f ns with eight separate pipes, %.0f with one: want the same", apart.writerNS, single.writerNS)
+	}
+	if shared.writerNS < 2*apart.writerNS {
+		t.Errorf("a write costs %.0f ns with eight writers on one pipe, %.0f on eight pipes: want the shared mutex to cost", shared.writerNS, apart.writerNS)
+	}
+}
