@@ -118,9 +118,6 @@ type Replayer struct {
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
 	mlp      int
-	// serialForward: the LLC is non-inclusive (CacheSpec.LLCInclusion),
-	// so clean forwards to one line are served one at a time.
-	serialForward bool
 	// rate[hr] is how often a waiting miss is re-presented to the line's
 	// home (see serve), per ms: the inverse of its round trip to the home
 	// agent, from the home's package (hr 0) or across the link (hr 1).
@@ -140,7 +137,7 @@ type Replayer struct {
 // and no request pending.
 func (m *Machine) NewReplayer() *Replayer {
 	return &Replayer{m: m, rmwPS: ps(m.Lat.RMWLocal), windowPS: ps(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
-		serialForward: m.Caches.LLCInclusion == LLCNonInclusive, pr: newReplayPrices(m), rate: retryRates(m)}
+		pr: newReplayPrices(m), rate: retryRates(m)}
 }
 
 // retryRates is Replayer.rate: a request reaches the line's home agent
@@ -763,18 +760,16 @@ func (rp *Replayer) serve(li int, now int64) {
 	if w.op == RMW || w.op == Lock {
 		busy += rp.rmwPS
 	}
-	if w.op == Read && (cost.Kind == Hit || cost.Kind == Transfer && cost.FromSharer && !rp.serialForward) {
-		// A hit, or a clean forward of a line already Shared that an
-		// inclusive LLC serves from its own copy: the line is not
-		// being moved out of anyone's ownership, so concurrent
+	if w.op == Read && (cost.Kind == Hit || cost.Kind == Transfer && cost.FromSharer) {
+		// A hit, or a clean forward of a line already Shared: the line
+		// is not being moved out of anyone's ownership, so concurrent
 		// readers are served in parallel and only pay their own
-		// latency. Under a non-inclusive LLC the Shared copies live
-		// in the readers' L2s, and each new reader's miss is a snoop
-		// of one of them that the line's home runs to completion
-		// before it takes the next request to that address
-		// (serialForward): a forward occupies the line like a
-		// transfer out of Modified. Simplified: the occupancy is the
-		// forward's whole latency, the requester's leg included.
+		// latency, whatever the LLC's inclusion policy: an inclusive
+		// LLC has its own copy, and a non-inclusive one keeps the lines
+		// that several cores share (AMD documents it for its L3; the
+		// hot read-mostly lines of the kernel would otherwise cost each
+		// of 224 re-readers a serialized forward after every update,
+		// which the ratelimited tg->load_avg on SPR does not show).
 		busy = 0
 	}
 	l.freeAt = now + busy

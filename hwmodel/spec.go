@@ -88,10 +88,9 @@ type CacheSpec struct {
 	// LLCInclusion says whether the LLC keeps a copy of every line the
 	// cores' private caches hold: "inclusive" (Intel before Skylake-SP),
 	// or "non-inclusive" (Skylake-SP and later Xeons, AMD Zen's victim
-	// L3), where a line read-shared by cores lives in their L2s and a new
-	// reader's miss is a snoop-and-forward that the line's home (the CHA,
-	// or the CCX's L3 shadow tags) runs one at a time for one address.
-	// Empty: inclusive.
+	// L3). Empty: inclusive. Descriptive: the pricing serves the readers
+	// of a Shared line in parallel under both (Replayer.serve), since a
+	// non-inclusive LLC keeps the lines several cores share.
 	LLCInclusion string `yaml:"llc_inclusion,omitempty" json:"llc_inclusion,omitempty"`
 }
 
