@@ -32,17 +32,25 @@ import (
 // histogram. The report is `perf sched latency -s max` (perf-sched(1),
 // builtin-sched.c output_lat_thread()) for the -top tasks with the
 // longest wait, then a summary: the worst task's max wait, the median
-// task's max, the p99.9 of all waits, and the vruntime spread (max - min)
-// over the tasks queued on each CPU at the end.
+// task's max, the p99.9 of all waits, the waits still open when the run
+// ends (perf cannot list those: the task has not run since), and per
+// runqueue the spread of the queued tasks' vruntimes and of their offsets
+// from the queue's min_vruntime (below zero: placed left of it).
 //
 // The first waits of each task, before its first hop, are from fork to
 // its first run and after its start-up sleep (the tasks start a few µs
-// apart): the placement of a new task (START_DEBIT under CFS) and of a
-// waking one, not of a migrated one. The summary gives them apart (the
-// max and p99.9 over the tasks of each task's longest), and the
-// waits after a hop apart (from the enqueue on the new CPU to the run
-// there: max and p99.9 over the hops); the overall figures cover every
-// wait, preemptions and the start-up sleep included.
+// apart). The summary gives them apart (the max and p99.9 over the tasks
+// of each task's longest), and the waits after a hop apart (from the
+// enqueue on the new CPU to the run there: max and p99.9 over the hops);
+// the overall figures cover every wait, preemptions and the start-up
+// sleep included. A first wait is not the placement of a new task alone:
+// under CFS the start-up sleep's wakeup gives most tasks the sleeper
+// credit (place_entity(): up to sysctl_sched_latency/2 left of
+// min_vruntime), the hoppers carry it through every migration, and the
+// tasks waiting at min_vruntime are overtaken until it is spent, about
+// the threads per CPU times that credit (emu's
+// TestMigrateStarvationSleeperCredit has the mechanism alone). With
+// +PLACE_MIGRATE or EEVDF the same first waits are a few ms.
 //
 // Simplified: the engine parks a task that calls sched_setaffinity() on
 // itself and moves it at the next barrier, where the kernel preempts it
@@ -65,6 +73,7 @@ type hopper struct {
 	slot     map[*emu.Task]int
 	burstNS  int64
 	duration int64
+	sim      *emu.Sim // for the time the run ended (summary)
 }
 
 // hopStat is one task's waits and hops.
@@ -140,6 +149,7 @@ func (w *hopper) Setup(s *emu.Sim) error {
 	if err != nil {
 		return err
 	}
+	w.sim = s
 	n := len(w.m.CPUs)
 	total := w.perCPU * n
 	w.tasks = make([]*emu.Task, 0, total)
@@ -251,6 +261,15 @@ type hopSummary struct {
 	spreadCPU        int
 	spreadMean       float64
 	runnableAtTheEnd int
+	// offMin, offMax: the lowest and highest v - min_vruntime of a
+	// queued (or running) task at the end, and on which CPUs.
+	offMin, offMax       int64
+	offMinCPU, offMaxCPU int
+	// The waits still open at the end: how many, the longest and whose,
+	// and how many of them are of tasks that have not hopped yet.
+	open, openFirst int
+	maxOpen         int64
+	worstOpen       int
 }
 
 func (w *hopper) summary() hopSummary {
@@ -297,13 +316,16 @@ func (w *hopper) summary() hopSummary {
 		r.p99 = float64(v)
 		r.avg = float64(sum) / float64(r.waits)
 	}
-	// The vruntime spread of the tasks on each runqueue at the end.
+	// The vruntime spread of the tasks on each runqueue at the end, their
+	// offsets from their queue's min_vruntime, and the waits still open.
 	n := len(w.m.CPUs)
 	lo := make([]uint64, n)
 	hi := make([]uint64, n)
 	cnt := make([]int, n)
-	for _, t := range w.tasks {
-		if st := t.State(); st != emu.TaskRunnable && st != emu.TaskRunning {
+	end := w.sim.Now()
+	for i, t := range w.tasks {
+		st := t.State()
+		if st != emu.TaskRunnable && st != emu.TaskRunning {
 			continue
 		}
 		c := t.CPU()
@@ -314,8 +336,24 @@ func (w *hopper) summary() hopSummary {
 		if cnt[c] == 0 || v > hi[c] {
 			hi[c] = v
 		}
+		off := t.MinVruntimeOffset()
+		if r.runnableAtTheEnd == 0 || off < r.offMin {
+			r.offMin, r.offMinCPU = off, c
+		}
+		if r.runnableAtTheEnd == 0 || off > r.offMax {
+			r.offMax, r.offMaxCPU = off, c
+		}
 		cnt[c]++
 		r.runnableAtTheEnd++
+		if st == emu.TaskRunnable {
+			r.open++
+			if w.st[i].hops == 0 {
+				r.openFirst++
+			}
+			if d := end - t.WaitStart(); d > r.maxOpen {
+				r.maxOpen, r.worstOpen = d, i
+			}
+		}
 	}
 	var tot float64
 	nq := 0
@@ -398,6 +436,14 @@ func (w *hopper) Report(out io.Writer, s *emu.Sim) error {
 	fmt.Fprintf(&b, "  avg wait:                  %10.3f ms\n", r.avg/1e6)
 	fmt.Fprintf(&b, "  vruntime spread per rq:    max %.3f ms (cpu%d), mean %.3f ms, over %d queued tasks at the end\n",
 		float64(r.spreadMax)/1e6, r.spreadCPU, r.spreadMean/1e6, r.runnableAtTheEnd)
+	if r.runnableAtTheEnd > 0 {
+		fmt.Fprintf(&b, "  v - min_vruntime per rq:   min %.3f ms (cpu%d), max %.3f ms (cpu%d)\n",
+			float64(r.offMin)/1e6, r.offMinCPU, float64(r.offMax)/1e6, r.offMaxCPU)
+	}
+	if r.open > 0 {
+		fmt.Fprintf(&b, "  still waiting at the end:  %d tasks (%d before their first hop), longest %.3f ms (%s)\n",
+			r.open, r.openFirst, float64(r.maxOpen)/1e6, w.taskName(r.worstOpen))
+	}
 	_, err := out.Write(b.Bytes())
 	return err
 }
@@ -409,17 +455,21 @@ func (w *hopper) ran(s *emu.Sim) int64 { return max(min(s.Now(), w.duration), 1)
 func (w *hopper) Metrics(s *emu.Sim) Metrics {
 	r := w.summary()
 	return Metrics{Primary: "max_wait_ms", HigherIsBetter: false, Values: map[string]float64{
-		"max_wait_ms":             float64(r.maxWait) / 1e6,
-		"median_task_max_wait_ms": float64(r.medianTaskMax) / 1e6,
-		"max_wait_after_hop_ms":   float64(r.maxHopWait) / 1e6,
-		"p999_wait_after_hop_ms":  r.hopP999 / 1e6,
-		"max_first_wait_ms":       float64(r.maxFirstWait) / 1e6,
-		"p999_first_wait_ms":      r.firstP999 / 1e6,
-		"p999_wait_ms":            r.p999 / 1e6,
-		"p99_wait_ms":             r.p99 / 1e6,
-		"avg_wait_ms":             r.avg / 1e6,
-		"hops_per_sec":            float64(r.hops) / (float64(w.ran(s)) / 1e9),
-		"vruntime_spread_max_ms":  float64(r.spreadMax) / 1e6,
-		"vruntime_spread_mean_ms": r.spreadMean / 1e6,
+		"max_wait_ms":                float64(r.maxWait) / 1e6,
+		"median_task_max_wait_ms":    float64(r.medianTaskMax) / 1e6,
+		"max_wait_after_hop_ms":      float64(r.maxHopWait) / 1e6,
+		"p999_wait_after_hop_ms":     r.hopP999 / 1e6,
+		"max_first_wait_ms":          float64(r.maxFirstWait) / 1e6,
+		"p999_first_wait_ms":         r.firstP999 / 1e6,
+		"p999_wait_ms":               r.p999 / 1e6,
+		"p99_wait_ms":                r.p99 / 1e6,
+		"avg_wait_ms":                r.avg / 1e6,
+		"hops_per_sec":               float64(r.hops) / (float64(w.ran(s)) / 1e9),
+		"vruntime_spread_max_ms":     float64(r.spreadMax) / 1e6,
+		"vruntime_spread_mean_ms":    r.spreadMean / 1e6,
+		"min_vruntime_offset_min_ms": float64(r.offMin) / 1e6,
+		"min_vruntime_offset_max_ms": float64(r.offMax) / 1e6,
+		"max_open_wait_ms":           float64(r.maxOpen) / 1e6,
+		"open_waits":                 float64(r.open),
 	}}
 }

@@ -65,3 +65,24 @@ func seOf(e *eevdf.Entity) *SchedEntity {
 	}
 	return e.Owner.(*SchedEntity)
 }
+
+// MinVruntimeOffset is the task's vruntime less the min_vruntime of the
+// cfs_rq it is on (both as /proc/sched_debug prints them): under CFS its
+// position in its queue, negative when it was placed left of min_vruntime
+// (a sleeper credit from place_entity(), or one a migration carried). A
+// task between dequeue_entity()'s normalisation and enqueue_entity()'s
+// (in flight to another CPU) holds the offset itself. Read it when the
+// run is stopped.
+func (t *Task) MinVruntimeOffset() int64 {
+	se := &t.se
+	if se.relative {
+		return int64(se.Vruntime)
+	}
+	return int64(se.Vruntime - se.cfsRq.q.MinVruntime)
+}
+
+// WaitStart is the schedstats wait_start of the task
+// (update_stats_wait_start()): when it was last queued or preempted, on
+// its CPU's clock. Meaningful while the task is runnable and not running.
+// Read it when the run is stopped.
+func (t *Task) WaitStart() int64 { return t.se.waitStart }
