@@ -84,8 +84,10 @@ type Outcome struct {
 	// Profile is the whole machine's profile (share of all time, idle
 	// included, as perf report prints it), largest first, at most 40.
 	Profile []emu.ProfileEntry
-	// Shares are the busy shares (BusyShare) of the profile's symbols.
+	// Shares are the busy shares (BusyShare) of the profile's symbols;
+	// NodeShares[n] the same over NUMA node n's CPUs (nil on one node).
 	Shares     map[string]float64
+	NodeShares []map[string]float64
 	Histograms []bench.Histogram
 	Report     string
 	HostSec    float64
@@ -157,15 +159,11 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 		report.WriteString("report: " + err.Error())
 	}
 	prof := s.Profile(nil)
-	shares := map[string]float64{}
-	idle := s.SymbolNS("do_idle")
-	var all int64
-	for _, p := range prof {
-		all += p.NS
-	}
-	for _, p := range prof {
-		if p.Symbol != "do_idle" {
-			shares[p.Symbol] = 100 * float64(p.NS) / float64(max(all-idle, 1))
+	shares := busyShares(prof)
+	var nodeShares []map[string]float64
+	if nodes := s.Machine().Nodes; len(nodes) > 1 {
+		for _, cpus := range nodes {
+			nodeShares = append(nodeShares, busyShares(s.Profile(cpus)))
 		}
 	}
 	if len(prof) > 40 {
@@ -173,11 +171,29 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	o := &Outcome{Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
-		Counters: s.Counters(), Profile: prof, Shares: shares, Report: report.String()}
+		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String()}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}
 	return o
+}
+
+// busyShares is every symbol's share of a profile's non-idle time, in %.
+func busyShares(prof []emu.ProfileEntry) map[string]float64 {
+	var all, idle int64
+	for _, p := range prof {
+		all += p.NS
+		if p.Symbol == "do_idle" {
+			idle = p.NS
+		}
+	}
+	shares := map[string]float64{}
+	for _, p := range prof {
+		if p.Symbol != "do_idle" {
+			shares[p.Symbol] = 100 * float64(p.NS) / float64(max(all-idle, 1))
+		}
+	}
+	return shares
 }
 
 // BusyShare is a symbol's share of the non-idle virtual time, in %: what

@@ -35,6 +35,19 @@ var (
 	migrations   = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.2f", Unit: " M"}
 )
 
+// tgNodeShare is update_cfs_group + update_load_avg as a share of node n's
+// non-idle cycles: the per-node split of Aaron Lu's per-node tg->load_avg
+// RFC (the emulated task groups are homed on node 0).
+func tgNodeShare(n int) Metric {
+	return Metric{Name: fmt.Sprintf("tg->load_avg functions, node %d CPUs", n), Format: "%.2f", Unit: "%",
+		Fn: func(o *Outcome) float64 {
+			if n >= len(o.NodeShares) {
+				return 0
+			}
+			return o.NodeShares[n]["update_cfs_group"] + o.NodeShares[n]["update_load_avg"]
+		}}
+}
+
 func udprrRow(pct int, extra bool, pub ...float64) Row {
 	return Row{Label: fmt.Sprintf("%d%%", pct), Topo: "spr-2s", Workload: "netperf",
 		Args:   []string{"-t", "UDP_RR", "-nr", fmt.Sprintf("%d%%", pct), "-l", "{L}", "-cgroup", "docker"},
@@ -109,6 +122,9 @@ var studies = []*Study{
 		Notes: []Note{
 			{Row: "100%", Metric: cfsGroup, Pub: "13.75%"}, {Row: "100%", Metric: loadAvg, Pub: "10.63%"},
 			{Row: "100%", Metric: wakeups, Pub: "≈2.8 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.2 M"},
+			// "[RFC PATCH] sched/fair: Make tg->load_avg per node", 2023-03-27 (hardware.md C4).
+			{Row: "100%", Metric: tgNodeShare(0), Pub: "8.48%, tg's home node (per-node RFC)"},
+			{Row: "100%", Metric: tgNodeShare(1), Pub: "17.85%, the other node"},
 		},
 		TopProfile: "100%",
 		Headline:   &Headline{Row: "100%", Metric: 0, Pub: "13.75%"},
