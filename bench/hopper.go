@@ -37,19 +37,20 @@ import (
 // runqueue the spread of the queued tasks' vruntimes and of their offsets
 // from the queue's min_vruntime (below zero: placed left of it).
 //
-// The first waits of each task, before its first hop, are from fork to
-// its first run and after its start-up sleep (the tasks start a few µs
-// apart). The summary gives them apart (the max and p99.9 over the tasks
-// of each task's longest), and the waits after a hop apart (from the
-// enqueue on the new CPU to the run there: max and p99.9 over the hops);
-// the overall figures cover every wait, preemptions and the start-up
-// sleep included. A first wait is not the placement of a new task alone:
-// under CFS the start-up sleep's wakeup gives most tasks the sleeper
-// credit (place_entity(): up to sysctl_sched_latency/2 left of
-// min_vruntime), the hoppers carry it through every migration, and the
-// tasks waiting at min_vruntime are overtaken until it is spent, about
-// the threads per CPU times that credit (emu's
-// TestMigrateStarvationSleeperCredit has the mechanism alone). With
+// The first waits of each task, before its first hop, are from its fork
+// to its first run (the tasks are forked a few µs apart, in a seeded
+// order: StartJitter). The summary gives them apart (the max and p99.9
+// over the tasks of each task's longest), and the waits after a hop apart
+// (from the enqueue on the new CPU to the run there: max and p99.9 over
+// the hops); the overall figures cover every wait, preemptions included.
+// Under v5.15 CFS a first wait is long: wake_up_new_task() places each
+// new task a sched_vslice() right of the last (task_fork_fair(),
+// START_DEBIT), up to sysctl_sched_latency/2 right of min_vruntime; the
+// hoppers arrive from a queued hop within one burst of their new queue's
+// min_vruntime (the CFS protocol carries v - min_vruntime), so
+// min_vruntime advances about a burst per queue length at each hop and a
+// task forked X right of it waits about X x the queue length (emu's
+// TestHopperForkDebitStarvation has the mechanism alone). With
 // +PLACE_MIGRATE or EEVDF the same first waits are a few ms.
 //
 // Simplified: the engine parks a task that calls sched_setaffinity() on
@@ -84,8 +85,7 @@ type hopStat struct {
 	maxEnd int64 // when the longest wait ended
 	hops   int64
 	// first is the longest wait before the first hop: from fork to the
-	// first run (a new task's placement) and after the start-up sleep's
-	// wakeup; started: one has been seen. hopH holds the waits that
+	// first run (a new task's placement); started: one has been seen. hopH holds the waits that
 	// follow a hop (the enqueue on the new CPU to the first run there),
 	// maxHop the longest; hopped: the task has hopped and not yet run
 	// since (set by its program, read by the run-delay callback on the
@@ -200,8 +200,8 @@ func (w *hopper) Setup(s *emu.Sim) error {
 		}
 		switch {
 		case st.hops == 0:
-			// Before the first hop: fork to the first run, and the
-			// wakeup after the start-up sleep (Config.StartJitter).
+			// Before the first hop: fork to the first run (the
+			// fork is delayed by Config.StartJitter).
 			st.started, st.first = true, max(st.first, d)
 		case st.hopped:
 			st.hopped = false

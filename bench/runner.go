@@ -54,7 +54,9 @@ type Failer interface{ Failure() error }
 // StartJitter is how far apart, at most, a workload's tasks start: the real
 // tools create their threads one after another (a clone() and its first
 // scheduling take ~10 µs [E]), so which task runs first, and the phase of
-// each, varies from run to run; the seed draws it (emu.Config.StartJitter).
+// each, varies from run to run; the seed draws it (emu.Config.StartJitter:
+// each task's wake_up_new_task() runs that much after the setup, a delayed
+// fork, so a new task is placed as one, never as a sleeper).
 const StartJitter = 10_000
 
 // Execute builds the machine, sets the workload up on it and runs it.

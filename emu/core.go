@@ -314,6 +314,11 @@ func (rq *RQ) handle(e *event) {
 		// A task was created here (NewTask); resume() lets the CPU
 		// pick and run it. Deferring its first action to an event lets
 		// a workload create all its tasks and semaphores first.
+	case evFork:
+		// The delayed fork of a task created with a start delay
+		// (NewTask): wake_up_new_task() now; resume() then lets the
+		// CPU pick it as for evStart.
+		rq.forkTask(e.task)
 	case evTick:
 		rq.tickArmed = false
 		rq.schedTick()

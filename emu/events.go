@@ -2,7 +2,8 @@ package emu
 
 // evKind orders simultaneous events: a message that arrives at the same
 // instant as a tick is handled first, then timers, then the tick, then the
-// end of a run segment, then a new task's start.
+// end of a run segment, then a new task's start, then a delayed fork (two
+// forks at one instant on one CPU run in creation order: seq).
 type evKind uint8
 
 const (
@@ -11,6 +12,7 @@ const (
 	evTick                 // the scheduler tick
 	evRunEnd               // curr's user compute segment ends
 	evStart                // a new task's first return to user (ret_from_fork)
+	evFork                 // a delayed wake_up_new_task() (Config.StartJitter)
 )
 
 // event is one entry of a CPU's local event queue. A superseded one is
@@ -20,7 +22,7 @@ type event struct {
 	t    int64
 	kind evKind
 	seq  uint64
-	task *Task       // evRunEnd
+	task *Task       // evRunEnd, evFork
 	gen  uint64      // evRunEnd
 	tm   *sleepTimer // evTimer
 	msg  *message    // evMsg

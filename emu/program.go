@@ -100,11 +100,6 @@ func Hog() Program { return Loop(Run(10 * nsecPerMsec)) }
 
 // doAction runs curr's next action.
 func (rq *RQ) doAction(t *Task) {
-	if d := t.startDelay; d > 0 {
-		t.startDelay = 0
-		rq.sleep(t, d)
-		return
-	}
 	a := t.prog.Next(t)
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, &a, true)

@@ -32,10 +32,12 @@ type Config struct {
 	Workers int
 	// Pin pins the parallel driver's goroutines to host CPUs.
 	Pin bool
-	// StartJitter > 0 delays each new task's first action by a
-	// seed-random time in [0, StartJitter) ns (it sleeps first): a real
-	// tool creates its tasks one after another, so the order and phase in
-	// which they start vary from run to run. 0: every task starts at once.
+	// StartJitter > 0 delays each new task's fork by a seed-random time
+	// in [0, StartJitter) ns: a real tool creates its tasks one after
+	// another (pthread_create()/fork() in a loop), so the order and phase
+	// in which they start vary from run to run. The task stays TaskNew
+	// until its CPU runs the delayed wake_up_new_task() (evFork). 0: every
+	// task is forked at once.
 	StartJitter int64
 }
 
@@ -266,8 +268,14 @@ type TaskSpec struct {
 	MM int
 }
 
-// NewTask creates a task and wakes it on its CPU at that CPU's current
-// time (wake_up_new_task()).
+// NewTask creates a task and wakes it on its CPU (wake_up_new_task()):
+// at that CPU's current time, or, with a start delay d > 0
+// (Config.StartJitter), at d later, when the CPU handles the task's
+// evFork. A delayed start is a delayed fork, not a fork followed by a
+// sleep: the kernel's tools do not sleep their threads before they run,
+// and the wakeup of such a sleep would give the task CFS's sleeper
+// credit (place_entity(initial=0)) instead of the fork placement
+// (task_fork_fair(): place_entity(initial=1), START_DEBIT).
 func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	if spec.CPU < 0 || spec.CPU >= len(s.cpus) {
 		return nil, fmt.Errorf("task %q: cpu %d out of range [0, %d)", spec.Comm, spec.CPU, len(s.cpus))
@@ -291,9 +299,10 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 		recentUsedCPU: spec.CPU,
 		sim:           s,
 	}
+	var delay int64 // the fork's start delay
 	if s.cfg.StartJitter > 0 {
 		j := rand.New(rand.NewPCG(s.cfg.Seed^0x7374617274, uint64(pid))) // "start"
-		t.startDelay = j.Int64N(s.cfg.StartJitter)
+		delay = j.Int64N(s.cfg.StartJitter)
 	}
 	t.sem = &Sem{Name: spec.Comm + ".wait", owner: t}
 	for _, sem := range spec.Sems {
@@ -329,17 +338,40 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	se.Load.SetNice(spec.Nice)
 	s.setTaskRQ(t, spec.CPU)
 	rq := s.cpus[spec.CPU]
-	// init_entity_runnable_average() + post_init_entity_util_avg().
-	pelt.InitEntityRunnableAverage(&se.Avg, true, se.weightDown())
-	pelt.PostInitEntityUtilAvg(&se.Avg, &se.cfsRq.avg, se.weightDown(), 1024)
 	s.tasks = append(s.tasks, t)
+	if delay > 0 {
+		// kernel/fork.c: kernel_clone() -> copy_process() (sched_fork())
+		// and wake_up_new_task(), later by delay. Until then the task
+		// is TASK_NEW: no runqueue holds it and a wakeup leaves its
+		// signal pending (asleepOn).
+		rq.events.push(event{t: rq.now + delay, kind: evFork, task: t})
+		rq.markDirty(t)
+		rq.republish = true
+		s.publish()
+		return t, nil
+	}
 	rq.enterKernel()
-	rq.wakeUpNewTask(t)
+	rq.forkTask(t)
 	rq.events.push(event{t: rq.now, kind: evStart})
-	rq.markDirty(t)
-	rq.republish = true
 	s.publish()
 	return t, nil
+}
+
+// forkTask is the scheduler's part of kernel/fork.c: kernel_clone() for
+// t on this CPU, now: core.c: sched_fork()'s init_entity_runnable_average()
+// (fair.c), then wake_up_new_task(), whose post_init_entity_util_avg()
+// reads the cfs_rq's util_avg as it is at the fork. Simplified: the PELT
+// init runs before wake_up_new_task()'s update_rq_clock(), and
+// task_fork_fair() runs inside wakeUpNewTask, on the child's CPU (the
+// kernel runs it in sched_fork() on the parent's CPU; every task of a
+// workload is created on its own CPU here).
+func (rq *RQ) forkTask(t *Task) {
+	se := &t.se
+	pelt.InitEntityRunnableAverage(&se.Avg, true, se.weightDown())
+	pelt.PostInitEntityUtilAvg(&se.Avg, &se.cfsRq.avg, se.weightDown(), 1024)
+	rq.wakeUpNewTask(t)
+	rq.markDirty(t)
+	rq.republish = true
 }
 
 // setTaskRQ is sched.h: set_task_rq(): point the task's entity at its

@@ -88,8 +88,6 @@ type Task struct {
 	segStart  int64
 	// mm is TaskSpec.MM (0: none modeled).
 	mm int
-	// startDelay is the sleep before the first action (Config.StartJitter).
-	startDelay int64
 	// segRate is the speed of the current user segment, per mille of the
 	// CPU's speed alone (SMT sharing, RQ.smtRate).
 	segRate int64
