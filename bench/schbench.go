@@ -422,6 +422,7 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 		phWoken
 		phSlept
 		phWorked
+		phSpin // classic: inside usec_spin()
 	)
 	phase := phPost
 	if w.classic {
@@ -475,9 +476,25 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 					workStart = t.Now()
 				}
 				phase = phWorked
+				if w.classic {
+					phase = phSpin
+					continue
+				}
 				if w.workNS > 0 {
 					return emu.Run(w.workNS)
 				}
+			case phSpin:
+				// usec_spin(): gettimeofday() until -c usec of wall
+				// time have passed since the spin began, however much
+				// of it the worker ran: a worker sharing its CPU
+				// spins as long as one alone, not twice as long.
+				// Simplified: the clock is read every spinCheckNS of
+				// the worker's CPU time, so a spin ends up to that much
+				// CPU time late.
+				if left := workStart + w.workNS - t.Now(); left > 0 {
+					return emu.Run(min(left, spinCheckNS))
+				}
+				phase = phWorked
 			case phWorked:
 				now := t.Now()
 				b := bucket(now)
@@ -489,6 +506,11 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 		}
 	})
 }
+
+// spinCheckNS is how much CPU time the classic worker's usec_spin() runs
+// between two looks at the clock in the model (the real loop reads
+// gettimeofday() every few tens of ns).
+const spinCheckNS = 100_000
 
 // Limit is the runtime: sleep_for_runtime() stops the run at -r seconds.
 func (w *schbench) Limit() int64 { return int64(w.runtime) * 1e9 }

@@ -56,6 +56,24 @@ func TestSchbenchOverload(t *testing.T) {
 	}
 }
 
+// The pre-2023 worker's usec_spin() spins until -c usec of wall time have
+// passed (gettimeofday() in a loop), so two workers sharing a CPU each
+// finish a spin in -c usec, as a worker alone does: 16 workers with
+// 100 ms spins on hikey-8's 8 CPUs still do about one request per 110 ms
+// each (the spin, then the message thread's 10 ms sleep), not half as
+// many, as spins of CPU time would give.
+func TestSchbenchClassicSpinIsWallTime(t *testing.T) {
+	res, _ := runW(t, "hikey-8", "v5.15-cfs", 1, "schbench", "-m", "1", "-t", "16", "-s", "10000", "-c", "100000", "-r", "2")
+	rps := res.Workload.Metrics(res.Sim).Values["average_rps"]
+	// A worker loops at most every 100 ms + 10 ms (plus the sleep's
+	// jitter, below 2.5 ms): 16 workers, about 145 requests per second.
+	const lo, hi = 120, 150
+	t.Logf("16 workers, 100 ms spins, 8 CPUs: %.1f requests/s", rps)
+	if rps < lo || rps > hi {
+		t.Errorf("average rps %.1f, want %d..%d (wall-time spins; CPU-time spins would give about half)", rps, lo, hi)
+	}
+}
+
 func TestSchbenchBadInput(t *testing.T) {
 	m := machine(t, "hikey-8")
 	for _, tc := range []struct {
