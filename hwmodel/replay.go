@@ -121,7 +121,7 @@ type Replayer struct {
 	// rate[hr] is how often a waiting miss is re-presented to the line's
 	// home (see serve), per ms: the inverse of its round trip to the home
 	// agent, from the home's package (hr 0) or across the link (hr 1).
-	rate [2]uint64
+	rate [2]uint32
 	// pr prices accesses from tables (nil: Machine.Access).
 	pr *replayPrices
 	// npend counts the requests added and not yet served.
@@ -144,7 +144,7 @@ func (m *Machine) NewReplayer() *Replayer {
 // and hears back in the widest transfer class within the home's package
 // (the mesh or ring of one LLC, or the IO die between CCXs), or in the
 // remote class from another package.
-func retryRates(m *Machine) [2]uint64 {
+func retryRates(m *Machine) [2]uint32 {
 	present := m.ClassesPresent()
 	local := m.Lat.Transfer[ClassLLC]
 	for k := ClassSMT; k < ClassRemote; k++ {
@@ -156,8 +156,8 @@ func retryRates(m *Machine) [2]uint64 {
 	if present[ClassRemote] {
 		remote = m.Lat.Transfer[ClassRemote]
 	}
-	rate := func(ns float64) uint64 { return uint64(math.Round(1e6 / max(ns, 1))) }
-	return [2]uint64{rate(local), rate(remote)}
+	rate := func(ns float64) uint32 { return uint32(math.Round(1e6 / max(ns, 1))) }
+	return [2]uint32{rate(local), rate(remote)}
 }
 
 // presentRate is how often, relative to the others, waiter w presents
@@ -165,15 +165,11 @@ func retryRates(m *Machine) [2]uint64 {
 // round trip to the home. The owner past its burst (serve takes a keeper
 // first) presents nothing: the snoop of the request the home serves next
 // takes its copy, so it waits behind the others.
-func (rp *Replayer) presentRate(w *waiter, line *Line) uint64 {
-	c := int(w.cpu)
-	if line.owner == c {
+func presentRate(w *waiter, line *Line) uint64 {
+	if line.owner == int(w.cpu) {
 		return 0
 	}
-	if rp.m.homeIsRemote(c, line.Home) {
-		return rp.rate[1]
-	}
-	return rp.rate[0]
+	return uint64(w.rate)
 }
 
 // splitmix64 is the SplitMix64 finalizer: the serve's draw among waiters,
@@ -485,7 +481,10 @@ type replayCPU struct {
 }
 
 type waiter struct {
-	cpu    int32
+	cpu int32
+	// rate is rp.rate for this CPU and the line's home: how often the
+	// miss is re-presented while it waits (presentRate), fixed at arrival.
+	rate   uint32
 	arrive int64
 	op     Op
 	tag    int32
@@ -588,7 +587,10 @@ func (rp *Replayer) act(c int, now int64) {
 		if p.op == Lock && l.holder != -1 {
 			st.LockWaits++
 		}
-		wt := waiter{cpu: int32(c), arrive: now, op: p.op, tag: p.tag, out: -1}
+		wt := waiter{cpu: int32(c), rate: rp.rate[0], arrive: now, op: p.op, tag: p.tag, out: -1}
+		if rp.m.homeIsRemote(c, rp.lines[p.line].Home) {
+			wt.rate = rp.rate[1]
+		}
 		if p.indep {
 			cpu.outSeq++
 			wt.out = cpu.outSeq
@@ -691,7 +693,7 @@ func (rp *Replayer) serve(li int, now int64) {
 		if first < 0 {
 			first = i
 		}
-		total += rp.presentRate(w, line)
+		total += presentRate(w, line)
 	}
 	switch {
 	case pick >= 0:
@@ -710,7 +712,7 @@ func (rp *Replayer) serve(li int, now int64) {
 			if !eligible(w) {
 				continue
 			}
-			r := rp.presentRate(w, line)
+			r := presentRate(w, line)
 			if x < r {
 				pick = i
 				break
