@@ -357,6 +357,18 @@ func (rq *RQ) pipeWaitQueue(p *Pipe, q int, sym Symbol) {
 	rq.pipeAccess(p.info[pipeLine0], hwmodel.Write, sym)
 }
 
+// pipeWaitWoken is the wake side of wait_event_interruptible_exclusive()
+// on the pipe after its schedule(): ___wait_event() loops to
+// prepare_to_wait_event() again (the waker's autoremove_wake_function()
+// took the entry off), finds the condition true (pipe_writable() or
+// pipe_readable(), line 1's head and tail) and leaves through
+// finish_wait().
+func (rq *RQ) pipeWaitWoken(p *Pipe, q int, sym Symbol) {
+	rq.pipeWaitQueue(p, q, sym)
+	rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym)
+	rq.pipeWaitQueue(p, q, sym)
+}
+
 // pipeWake is wake_up_interruptible_sync_poll() on one of the pipe's wait
 // queues: __wake_up_common_lock() takes the queue's lock and walks the
 // list; with a waiter, autoremove_wake_function() takes it off the list
@@ -437,14 +449,7 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 	pos := p.sent[w]*int64(p.writers) + int64(w)
 	p.sent[w]++
 	if slept {
-		// wait_event_interruptible_exclusive(pipe->wr_wait,
-		// pipe_writable(pipe)) after its schedule(): ___wait_event()
-		// loops to prepare_to_wait_event() again (the waker's
-		// autoremove_wake_function() took the entry off), finds
-		// pipe_writable() and leaves through finish_wait().
-		rq.pipeWaitQueue(p, wrWait, sym)
-		rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym)
-		rq.pipeWaitQueue(p, wrWait, sym)
+		rq.pipeWaitWoken(p, wrWait, sym) // wait_event_interruptible_exclusive(pipe->wr_wait, ...)
 	}
 	rq.pipeLock(p)
 	rq.cost(hwmodel.OpPipeWrite)
@@ -526,11 +531,7 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 	slept := p.rslept
 	p.rslept = false
 	if slept {
-		// After schedule(): prepare_to_wait_event() again,
-		// pipe_readable(), finish_wait().
-		rq.pipeWaitQueue(p, rdWait, sym)
-		rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym)
-		rq.pipeWaitQueue(p, rdWait, sym)
+		rq.pipeWaitWoken(p, rdWait, sym) // wait_event_interruptible_exclusive(pipe->rd_wait, ...)
 	}
 	rq.pipeLock(p)
 	rq.cost(hwmodel.OpPipeRead)
