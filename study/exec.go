@@ -178,7 +178,8 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	return o
 }
 
-// busyShares is every symbol's share of a profile's non-idle time, in %.
+// busyShares is every symbol's share of a profile's non-idle time, in %:
+// what a cycles profile shows (halted idle CPUs count no cycles).
 func busyShares(prof []emu.ProfileEntry) map[string]float64 {
 	var all, idle int64
 	for _, p := range prof {
@@ -194,17 +195,6 @@ func busyShares(prof []emu.ProfileEntry) map[string]float64 {
 		}
 	}
 	return shares
-}
-
-// BusyShare is a symbol's share of the non-idle virtual time, in %: what
-// a cycles profile shows (halted idle CPUs count no cycles).
-func BusyShare(s *emu.Sim, sym string) float64 {
-	idle := s.SymbolNS("do_idle")
-	var all int64
-	for _, p := range s.Profile(nil) {
-		all += p.NS
-	}
-	return 100 * float64(s.SymbolNS(sym)) / float64(max(all-idle, 1))
 }
 
 // Params are the workload flags a command line sets, name to value as
