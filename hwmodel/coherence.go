@@ -50,17 +50,27 @@ const (
 // A Line is owned by whoever replays accesses to it; it is not safe for
 // concurrent use.
 type Line struct {
-	// Home is the NUMA node whose memory backs the line (first touch).
+	// Home is the NUMA node whose memory backs the line (first touch),
+	// fixed when the line is made.
 	Home    int
 	owner   int      // CPU holding M/E, or -1
 	sharers []uint64 // CPUs holding S
 	nshare  int
 	burst   int // consecutive stores/RMWs by owner since it took the line
+	// inline backs sharers on machines of up to 64*len(inline) CPUs, so
+	// that a line's state is one allocation, read without a second miss.
+	inline [6]uint64
 }
 
 // NewLine returns an uncached line homed at node.
 func (m *Machine) NewLine(home int) *Line {
-	return &Line{Home: home, owner: -1, sharers: make([]uint64, (len(m.CPUs)+63)/64)}
+	l := &Line{Home: home, owner: -1}
+	if n := (len(m.CPUs) + 63) / 64; n <= len(l.inline) {
+		l.sharers = l.inline[:n]
+	} else {
+		l.sharers = make([]uint64, n)
+	}
+	return l
 }
 
 // Owner is the CPU holding the line Modified or Exclusive, or -1.

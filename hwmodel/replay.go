@@ -110,11 +110,15 @@ type Replayer struct {
 	// processed (cur) are keys in nowq, the later ones events in q (both
 	// 4-ary min-heaps). No event is ever scheduled before cur, so the
 	// next event is the least of nowq's and q's first.
-	q     []event
-	nowq  []uint64
-	cur   int64
-	now   int64 // ps: the replay's clock (the last event, or the last until)
-	rmwPS int64
+	q    []event
+	nowq []uint64
+	// next, when hasNext, is the least pending event, held out of the
+	// heaps (see push).
+	next    event
+	hasNext bool
+	cur     int64
+	now     int64 // ps: the replay's clock (the last event, or the last until)
+	rmwPS   int64
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
 	windowPS int64
 	mlp      int
@@ -241,7 +245,7 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 	}
 	res.Touched = res.Touched[:0]
 	for len(rp.ls) < len(lines) {
-		rp.ls = append(rp.ls, replayLine{holder: -1})
+		rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(lines[len(rp.ls)].Home)})
 	}
 	for len(res.Lines) < len(lines) {
 		res.Lines = append(res.Lines, LineStats{})
@@ -495,7 +499,8 @@ type replayLine struct {
 	freeAt  int64 // ps: the line is busy with a transaction until then
 	serveAt int64 // time of the pending evServe when pending
 	pending bool
-	holder  int // lock holder, or -1
+	holder  int   // lock holder, or -1
+	home    int32 // the Line's Home, which never changes
 	waiters []waiter
 	touched bool // has stats in this call
 }
@@ -588,7 +593,7 @@ func (rp *Replayer) act(c int, now int64) {
 			st.LockWaits++
 		}
 		wt := waiter{cpu: int32(c), rate: rp.rate[0], arrive: now, op: p.op, tag: p.tag, out: -1}
-		if rp.m.homeIsRemote(c, rp.lines[p.line].Home) {
+		if rp.m.homeIsRemote(c, int(l.home)) {
 			wt.rate = rp.rate[1]
 		}
 		if p.indep {
@@ -842,18 +847,33 @@ func (rp *Replayer) checkDone() {
 
 // pending reports whether any event is pending; nextT is the time of the
 // next one.
-func (rp *Replayer) pending() bool { return len(rp.nowq) > 0 || len(rp.q) > 0 }
+func (rp *Replayer) pending() bool { return rp.hasNext || len(rp.nowq) > 0 || len(rp.q) > 0 }
 
 func (rp *Replayer) nextT() int64 {
-	if len(rp.nowq) > 0 {
+	switch {
+	case rp.hasNext:
+		return rp.next.t
+	case len(rp.nowq) > 0:
 		return rp.cur
 	}
 	return rp.q[0].t
 }
 
-// push queues e: in nowq if it is at the current time (a serve of a free
-// line, a CPU going on at once), else in q.
+// push queues e. An event that comes before everything queued (a serve of
+// a free line, a CPU going on at once: about half of all events) is kept
+// in next and popped without a heap operation; the one it displaces goes
+// to the heaps. Those hold the others: in nowq if at the current time,
+// else in q.
 func (rp *Replayer) push(e event) {
+	switch {
+	case rp.hasNext:
+		if e.less(rp.next) {
+			e, rp.next = rp.next, e
+		}
+	case rp.beforeQueued(e):
+		rp.next, rp.hasNext = e, true
+		return
+	}
 	if e.t == rp.cur {
 		rp.nowq = pushKey(rp.nowq, e.key)
 		return
@@ -861,8 +881,21 @@ func (rp *Replayer) push(e event) {
 	rp.q = pushEvent(rp.q, e)
 }
 
-// pop takes the next event: the least of (t, key) over both queues.
+// beforeQueued reports whether e comes before every event in the heaps.
+func (rp *Replayer) beforeQueued(e event) bool {
+	return (len(rp.nowq) == 0 || e.less(event{t: rp.cur, key: rp.nowq[0]})) && (len(rp.q) == 0 || e.less(rp.q[0]))
+}
+
+// pop takes the next event: next if set (it comes before everything in
+// the heaps), else the least of (t, key) over both heaps.
 func (rp *Replayer) pop() event {
+	if rp.hasNext {
+		// Nothing queued is earlier, so nowq is empty unless next is at
+		// cur: the clock may move to it.
+		rp.hasNext = false
+		rp.cur = rp.next.t
+		return rp.next
+	}
 	if len(rp.nowq) > 0 && (len(rp.q) == 0 || rp.q[0].t > rp.cur || rp.q[0].key > rp.nowq[0]) {
 		var k uint64
 		rp.nowq, k = popKey(rp.nowq)
