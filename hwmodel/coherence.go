@@ -79,6 +79,10 @@ func (l *Line) Owner() int { return l.owner }
 // Sharers is the number of CPUs holding the line Shared.
 func (l *Line) Sharers() int { return l.nshare }
 
+// Holds reports whether cpu has the line in its cache, Modified, Exclusive
+// or Shared: a load of it hits.
+func (l *Line) Holds(cpu int) bool { return l.owner == cpu || l.isSharer(cpu) }
+
 func (l *Line) isSharer(cpu int) bool { return l.sharers[cpu/64]&(1<<(cpu%64)) != 0 }
 
 func (l *Line) addSharer(cpu int) {

@@ -207,6 +207,11 @@ func splitmix64(x uint64) uint64 {
 //     what it loaded; a locked RMW also drains the load queue), or when
 //     its own timeline has run Lat.Window ns past the read's issue (the
 //     reorder buffer is full). That wait is charged to the read;
+//   - a load of a line the CPU holds (Modified, Exclusive or Shared, as
+//     the transactions served before it left the line) hits in its own
+//     cache and completes at issue: it does not reach the line's home, so
+//     it neither waits for the line nor joins its queue
+//     (TestReplayHitNotQueued);
 //   - each line serves one store/RMW/transfer at a time (RMWs serialize),
 //     for the transfer latency plus the RMW's own latency; reads of a
 //     shared copy are served in parallel;
@@ -589,6 +594,17 @@ func (rp *Replayer) act(c int, now int64) {
 		cpu.next++
 		l := &rp.ls[p.line]
 		st := rp.touch(p.line)
+		if p.op == Read && rp.lines[p.line].Holds(c) {
+			// A load that hits in the CPU's own cache completes at
+			// once: it never reaches the line's home, so it neither
+			// waits behind the line's transactions nor takes part in
+			// the draw (serve). The line's state is as the
+			// transactions served before now left it.
+			st.Accesses++
+			rp.npend--
+			cpu.doneAt = max(cpu.doneAt, now)
+			continue
+		}
 		if p.op == Lock && l.holder != -1 {
 			st.LockWaits++
 		}

@@ -401,3 +401,36 @@ func TestReplayIndependentReads(t *testing.T) {
 		t.Errorf("independent scan of 32 lines (MLP %d) stalls %.1f ns, want about 2 transfers (%.1f each)", m.Lat.MLP, ind, x)
 	}
 }
+
+// TestReplayHitNotQueued: a load of a line the CPU holds hits in its own
+// cache at once, even while the line is busy with another CPU's transfer
+// or others queue for it: it never reaches the home, so it neither waits
+// nor takes part in the draw.
+func TestReplayHitNotQueued(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	const a, b, c = 0, 1, 76 // b shares a's LLC; c is on the other socket
+	line := m.NewLine(0)
+	m.Access(line, a, Write) // a holds it Modified
+	streams := make([][]Req, m.NumCPUs())
+	// c reads it at 1 us: a forwards it (the line is busy for the
+	// transfer) and keeps a Shared copy; b's RMW queues behind; a reads
+	// its own copy 10 ns into the transfer.
+	streams[c] = []Req{{T: 1000, Op: Read}}
+	streams[b] = []Req{{T: 1005, Op: RMW}}
+	streams[a] = []Req{{T: 1010, Op: Read}, {T: 1011, Op: Read}}
+	res := m.Replay([]*Line{line}, streams)
+	// Stall lists only the requests that stalled.
+	if got := res.Stall[a]; len(got) != 0 {
+		t.Errorf("a's loads of its own copy stalled %v ns, want none (hits)", got)
+	}
+	if want := m.Lat.Transfer[ClassRemote]; len(res.Stall[c]) != 1 || !near(res.Stall[c][0], want) {
+		t.Errorf("c's read stalled %v ns, want the transfer %v", res.Stall[c][0], want)
+	}
+	if len(res.Stall[b]) != 1 || res.Stall[b][0] <= 0 {
+		t.Errorf("b's RMW did not wait behind the transfer: stall %v", res.Stall[b][0])
+	}
+	st := res.Lines[0]
+	if st.Accesses != 4 || st.Transfers[m.Class(a, c)] != 1 {
+		t.Errorf("line stats %+v, want 4 accesses and one remote transfer", st)
+	}
+}
