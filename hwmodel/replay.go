@@ -229,8 +229,11 @@ func splitmix64(x uint64) uint64 {
 //   - a Lock waits until the lock is free, then is served first come
 //     first served like a queued spinlock hand-over (a Lock that wins the
 //     draw hands the line to the earliest locker);
-//   - requests arriving at the same instant are all queued before any is
-//     served.
+//   - a request that finds its line free, with nobody queued for it (and,
+//     for a Lock, the lock free), is served at once, unless the owner
+//     Keeps the line and is about to issue to it; requests that arrive
+//     at the same instant are taken in CPU order, so of two arriving at
+//     a free line the lower CPU is served and the other queues.
 //
 // Each CPU's new stream must be sorted by time. Lines keep their
 // coherence state (owner, sharers) and their queues across calls; lines
@@ -621,6 +624,17 @@ func (rp *Replayer) act(c int, now int64) {
 			setBit(rp.waitSet, c)
 			cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, p.tag, p.line
 		}
+		if len(l.waiters) == 0 && l.freeAt <= now && (p.op != Lock || l.holder == -1) {
+			if _, due := rp.keeperDue(int(p.line), now); !due {
+				// A free line nobody queues for serves the request
+				// at once.
+				rp.serveWaiter(int(p.line), wt, now)
+				if !p.indep {
+					return
+				}
+				continue
+			}
+		}
 		l.waiters = append(l.waiters, wt)
 		rp.schedule(int(p.line), max(now, l.freeAt))
 		if !p.indep {
@@ -681,18 +695,9 @@ func (rp *Replayer) serve(li int, now int64) {
 	line := rp.lines[li]
 	pick := -1
 	owner := line.Owner()
-	if owner >= 0 && owner < len(rp.cpus) && rp.m.Keeps(line, owner) {
-		// The burst effect needs the owner's next RMW to be ready when
-		// the line frees; a core issuing back to back is "ready" within
-		// one RMW latency (virtual time is integer ns, so logged gaps
-		// jitter by up to 1 ns). If it is about to issue to this line,
-		// wait for it rather than hand the line over.
-		oc := &rp.cpus[owner]
-		if oc.armed && oc.next < len(oc.reqs) && int(oc.reqs[oc.next].line) == li &&
-			oc.nextAt > now && oc.nextAt <= now+rp.rmwPS+1000 {
-			rp.schedule(li, oc.nextAt)
-			return
-		}
+	if at, due := rp.keeperDue(li, now); due {
+		rp.schedule(li, at)
+		return
 	}
 	keeper := int32(-1) // the owner while it Keeps the line
 	if owner >= 0 && rp.m.Keeps(line, owner) {
@@ -758,6 +763,34 @@ func (rp *Replayer) serve(li int, now int64) {
 	} else {
 		l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
 	}
+	rp.serveWaiter(li, w, now)
+}
+
+// keeperDue reports whether line li, free at now, should wait for its
+// owner's next request rather than be handed over, and until when. The
+// burst effect needs the owner's next RMW to be ready when the line
+// frees; a core issuing back to back is "ready" within one RMW latency
+// (virtual time is integer ns, so logged gaps jitter by up to 1 ns).
+func (rp *Replayer) keeperDue(li int, now int64) (int64, bool) {
+	line := rp.lines[li]
+	owner := line.Owner()
+	if owner < 0 || owner >= len(rp.cpus) || !rp.m.Keeps(line, owner) {
+		return 0, false
+	}
+	oc := &rp.cpus[owner]
+	if oc.armed && oc.next < len(oc.reqs) && int(oc.reqs[oc.next].line) == li &&
+		oc.nextAt > now && oc.nextAt <= now+rp.rmwPS+1000 {
+		return oc.nextAt, true
+	}
+	return 0, false
+}
+
+// serveWaiter serves w, taken off line li's queue (or never queued: act
+// serves a request that finds its line free and unqueued at once), at
+// now: the line's state moves, the CPU is charged its stall and goes on.
+func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
+	l := &rp.ls[li]
+	line := rp.lines[li]
 	rp.npend--
 	c := int(w.cpu)
 	cpu := &rp.cpus[c]

@@ -434,3 +434,27 @@ func TestReplayHitNotQueued(t *testing.T) {
 		t.Errorf("line stats %+v, want 4 accesses and one remote transfer", st)
 	}
 }
+
+// TestReplayFreeLineServedAtArrival: a request that finds its line free
+// and unqueued is served at once; of two arriving at the same instant the
+// lower CPU is, and the other queues behind its transaction.
+func TestReplayFreeLineServedAtArrival(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	const a, b = 3, 5 // one LLC
+	for i := int64(0); i < 16; i++ {
+		line := m.NewLine(0)
+		m.Access(line, 40, Write) // a third CPU holds it
+		streams := make([][]Req, m.NumCPUs())
+		at := 1000 + 37*i
+		streams[a] = []Req{{T: at, Op: RMW}}
+		streams[b] = []Req{{T: at, Op: RMW}}
+		res := m.Replay([]*Line{line}, streams)
+		xfer := m.Lat.Transfer[m.Class(a, 40)]
+		if len(res.Stall[a]) != 1 || !near(res.Stall[a][0], xfer) {
+			t.Fatalf("t=%d: CPU %d stalled %v, want only the transfer %v (served at arrival)", at, a, res.Stall[a], xfer)
+		}
+		if want := xfer + m.Lat.RMWLocal + m.Lat.Transfer[m.Class(a, b)]; len(res.Stall[b]) != 1 || !near(res.Stall[b][0], want) {
+			t.Fatalf("t=%d: CPU %d stalled %v, want %v: behind CPU %d's transaction, then its transfer", at, b, res.Stall[b], want, a)
+		}
+	}
+}
