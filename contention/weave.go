@@ -65,17 +65,22 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 
 // lineAcc and siteAcc are the cumulative statistics; stalls are kept in
 // whole ps so that sums are exact and independent of the order of addition.
+//
+// lineAcc's first three fields are what buildStream adds to for every
+// access logged: they come first, and the struct is padded to three cache
+// lines, so that they share one line in the (page-aligned) slice.
 type lineAcc struct {
 	accesses      int64
 	ops           [hwmodel.NumOps]int64
+	chargedPS     int64
 	transfers     [hwmodel.NumClasses]int64
 	invalidations int64
 	fills         int64
 	lockWaits     int64
 	stallPS       int64
-	chargedPS     int64
 	busyPS        int64
 	host          hostSample
+	_             [3]int64
 }
 
 type siteAcc struct {
