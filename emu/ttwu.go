@@ -96,6 +96,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.ttwuDirectLock(target)
 		op.locked = true
 		rq.wokeTo = append(rq.wokeTo, cpu)
+		rq.noteEnqueue(v, cpu)
 	}
 	rq.cost(hwmodel.OpEnqueue)
 	for d := p.group.depth; d >= 0; d-- {
