@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/rqemu/rqemu/emu/pelt"
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
@@ -175,6 +176,54 @@ func (rq *RQ) holdsEnqueueFrom(from int, t int64) bool {
 	return false
 }
 
+// ownRemoval is a wakeup migration away from this CPU that this CPU did
+// (the wakee slept here): migrate_task_rq_fair() -> remove_entity_load_avg()
+// queues the task's averages, synced to the queue's last update, on
+// cfs_rq->removed, and this CPU's next update_cfs_rq_load_avg() takes them
+// off its sums: the waker's own dequeue when it sleeps, or the
+// update_blocked_averages() that newidle_balance() and the periodic
+// balance run first. The model queues the removal at the barrier
+// (setTaskCPUFrom), so until then the waker's balancing subtracts it from
+// its own view (lbView). Simplified: a task in a group takes its util off
+// the root (which update_tg_cfs_util() propagates) but not its load.
+type ownRemoval struct {
+	epoch                int64
+	load, util, runnable uint64
+}
+
+// noteRemoval records the wakeup migration of p, which this CPU owns,
+// away from it.
+func (rq *RQ) noteRemoval(p *Task) {
+	k := 0
+	for _, e := range rq.removedFrom {
+		if e.epoch == rq.sim.Epochs {
+			rq.removedFrom[k] = e
+			k++
+		}
+	}
+	se := &p.se
+	avg := se.Avg
+	pelt.UpdateBlockedSE(se.cfsRq.avg.LastUpdateTime, &avg, se.weightDown()) // sync_entity_load_avg()
+	r := ownRemoval{epoch: rq.sim.Epochs, util: avg.UtilAvg, runnable: avg.RunnableAvg}
+	if se.cfsRq == rq.cfs {
+		r.load = avg.LoadAvg
+	}
+	rq.removedFrom = append(rq.removedFrom[:k], r)
+}
+
+// ownRemovals takes this CPU's removals of this epoch off its own view.
+func (rq *RQ) ownRemovals(v cpuSnap) cpuSnap {
+	for _, e := range rq.removedFrom {
+		if e.epoch != rq.sim.Epochs {
+			continue // the barrier queued it on cfs_rq->removed
+		}
+		v.load -= min(v.load, e.load)
+		v.util -= min(v.util, e.util)
+		v.runnable -= min(v.runnable, e.runnable)
+	}
+	return v
+}
+
 // seeCPU is snapCPU plus this CPU's own unpublished direct enqueues: what
 // it reads of CPU c's runqueue.
 func (rq *RQ) seeCPU(c int) cpuSnap {
@@ -209,6 +258,9 @@ func (b *RQ) lbView(c int) cpuSnap {
 		b.log.SetIndependent(was)
 	}
 	b.cost(hwmodel.OpBalanceRQ)
+	if c == b.cpu && !b.pay.barrier {
+		return b.ownRemovals(b.snapCPU(c))
+	}
 	return b.seeCPU(c)
 }
 

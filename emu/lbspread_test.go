@@ -203,7 +203,32 @@ func TestNewidleSeesOwnEnqueues(t *testing.T) {
 	if cpu[0] == cpu[1] {
 		t.Errorf("both workers ran on CPU %d", cpu[0])
 	}
-	off, offCPU := stackedWakeRun(t, "v5.15-cfs,-LB_SPREAD_LLC")
+}
+
+// TestNewidleOwnRemovedUtil: the same round before 16b0a7a1a0af
+// (-LB_SPREAD_LLC). calculate_imbalance() (v5.9, and v5.15 without the
+// SD_SHARE_PKG_RESOURCES test) asks for migrate_util, imbalance =
+// capacity - the local CPU's util, and detach_tasks() skips a task whose
+// util exceeds it. The waker's CPU 7 held A's util (200 ms of running),
+// but A's wakeup migration took it off: set_task_cpu() ->
+// migrate_task_rq_fair() -> remove_entity_load_avg() queues it on CPU 7's
+// cfs_rq->removed, and update_cfs_rq_load_avg() applies it (the waker's
+// own dequeue_entity() as it sleeps, then newidle_balance()'s
+// update_blocked_averages()) before load_balance() reads cpu_util(). So
+// the spare capacity is the whole CPU and the newidle balance pulls the
+// stacked worker at once here too: the pre-fix kernel stacks only where
+// the idle CPU's util belongs to a task still sleeping there
+// (TestLBSpreadLLC).
+func TestNewidleOwnRemovedUtil(t *testing.T) {
+	delay, cpu := stackedWakeRun(t, "v5.15-cfs,-LB_SPREAD_LLC")
 	t.Logf("v5.15-cfs,-LB_SPREAD_LLC: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
-		float64(off[0])/1e3, float64(off[1])/1e3, offCPU[0], offCPU[1])
+		float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
+	for i, d := range delay {
+		if d > 100_000 {
+			t.Errorf("worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: CPU 7's util without A's leaves room for it", i, float64(d)/1e3, cpu[i])
+		}
+	}
+	if cpu[0] == cpu[1] {
+		t.Errorf("both workers ran on CPU %d", cpu[0])
+	}
 }

@@ -128,6 +128,9 @@ type rqKernel struct {
 	// the target's nr_running and rd->overload are then this CPU's own
 	// writes (balance.go: ownEnqueues). Owned by CPU i.
 	enqueuedTo []ownEnqueue
+	// removedFrom lists this epoch's wakeup migrations away from this
+	// CPU that it did itself (balance.go: ownRemoval). Owned by CPU i.
+	removedFrom []ownRemoval
 
 	// Scratch sets of the balancing and wakeup scans.
 	lbCores, lbSkip, sisSkip cpuSet

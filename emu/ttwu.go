@@ -78,6 +78,11 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.unlockRQ(SymTryToWakeUp)
 		return true
 	}
+	if owned {
+		// set_task_cpu() -> migrate_task_rq_fair(): the wakee leaves
+		// this CPU; its averages come off ours (ownRemoval).
+		rq.noteRemoval(p)
+	}
 	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
 	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
 	target := rq.sim.cpus[cpu]
