@@ -24,6 +24,7 @@ const (
 	TG_LOAD_RATELIMIT
 	TTWU_QUEUE
 	TTWU_QUEUE_L2
+	TTWU_QUEUE_IDLE
 	SIS_UTIL
 	WA_IDLE
 	WA_WEIGHT
@@ -53,6 +54,7 @@ var features = [numFeatures]featureInfo{
 	TG_LOAD_RATELIMIT:      {"TG_LOAD_RATELIMIT", "update_tg_load_avg() writes tg->load_avg at most once per ms per cfs_rq (v6.7, 1528c661c24b)"},
 	TTWU_QUEUE:             {"TTWU_QUEUE", "remote wakeups across LLCs (or to an idle CPU) go through the target's wake list and an IPI (ttwu_queue_cond)"},
 	TTWU_QUEUE_L2:          {"TTWU_QUEUE_L2", "Mathieu Desnoyers' RFC: queue every wakeup whose target is outside the waker's L2 (not merged)"},
+	TTWU_QUEUE_IDLE:        {"TTWU_QUEUE_IDLE", "ttwu_queue_cond(): a wakeup inside the LLC onto an idle CPU goes through its wake list too (f3dd3f674555, v6.0); off (v5.x): only one whose wakee is still descheduling there (WF_ON_CPU, nr_running <= 1); the waker enqueues the rest under the target's rq lock"},
 	SIS_UTIL:               {"SIS_UTIL", "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0, Chen Yu)"},
 	WA_IDLE:                {"WA_IDLE", "wake_affine(): prefer an idle waker or prev CPU"},
 	WA_WEIGHT:              {"WA_WEIGHT", "wake_affine(): compare the effective loads of this and prev CPU"},
@@ -131,11 +133,11 @@ var Profiles = []Profile{
 	{"v5.15-cfs", "Linux 5.15: CFS with the relative-vruntime migration protocol and exec_start = 0 on migration; no SIS_UTIL",
 		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT)...)},
 	{"v6.5-cfs", "Linux 6.5: CFS with SIS_UTIL, the last CFS release",
-		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, SIS_UTIL)...)},
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, TTWU_QUEUE_IDLE, SIS_UTIL)...)},
 	{"v6.6-eevdf", "Linux 6.6: EEVDF with RUN_TO_PARITY; tg->load_avg not ratelimited",
-		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, SIS_UTIL)...)},
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL)...)},
 	{"v6.7-eevdf", "Linux 6.7: v6.6 plus the tg->load_avg ratelimit",
-		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, SIS_UTIL, TG_LOAD_RATELIMIT)...)},
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, TG_LOAD_RATELIMIT)...)},
 }
 
 // DefaultProfile is what runs when no -features is given.

@@ -124,3 +124,111 @@ func fmtDelay(d int64) string {
 	}
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(ms))
 }
+
+// stackedWakeRun is the wakeup round of classic schbench on one cluster
+// of hikey-8 (the MC level is the LLC): hogs on CPUs 4 and 5; workers A
+// (last ran on CPU 7) and B (last ran on CPU 6) have each run 200 ms and
+// sleep; the message thread, pinned to CPU 7, wakes A, then B, then
+// sleeps. select_idle_sibling() puts A on the idle CPU 6; B's prev CPU 6
+// is then busy with A and no CPU of the LLC is idle (the waker runs on
+// 7), so B is queued on 6 behind A (v5.15 fair.c: select_idle_cpu()
+// finds none; wake_affine_weight() keeps prev, whose load is B's own).
+// It returns each worker's delay from its wakeup to its first run after
+// it, and where it ran.
+func stackedWakeRun(t *testing.T, feat string) (delay [2]int64, cpu [2]int) {
+	s := newSim(t, "hikey-8", feat)
+	for _, c := range []int{4, 5} {
+		mustTask(t, s, TaskSpec{Comm: "hog", CPU: c, Prog: Hog()})
+	}
+	wokeAt := [2]int64{-1, -1}
+	delay = [2]int64{-1, -1}
+	var workers [2]*Task
+	worker := func(i int) Program {
+		n := 0
+		return ProgramFunc(func(tk *Task) Action {
+			switch n++; n {
+			case 1:
+				return Run(200 * ms)
+			case 2:
+				return Block()
+			case 3:
+				delay[i], cpu[i] = tk.Now()-wokeAt[i], tk.CPU()
+				return Run(50 * ms)
+			}
+			return Exit()
+		})
+	}
+	for i, c := range []int{7, 6} {
+		workers[i] = spawn(t, s, TaskSpec{Comm: "worker", CPU: c, CPUs: []int{4, 5, 6, 7}, Prog: worker(i)})
+	}
+	step := 0
+	mustTask(t, s, TaskSpec{Comm: "msg", CPU: 7, Prog: ProgramFunc(func(tk *Task) Action {
+		switch step++; step {
+		case 1:
+			return Sleep(210 * ms)
+		case 2, 3:
+			i := step - 2
+			wokeAt[i] = tk.Now()
+			return Wake(workers[i])
+		}
+		return Block()
+	})})
+	s.Run(240 * ms)
+	for i := range delay {
+		if wokeAt[i] < 0 || delay[i] < 0 {
+			t.Fatalf("%s: worker %d not woken (at %d) or not run after it", feat, i, wokeAt[i])
+		}
+	}
+	return delay, cpu
+}
+
+// TestNewidleSeesOwnEnqueues: the waker's own direct enqueues are on the
+// target's queue when it goes idle right after (v5.15 core.c:
+// ttwu_queue() -> ttwu_do_activate() under the target's rq lock;
+// add_nr_running() sets rd->overload when nr_running reaches 2), so its
+// newidle balance (v5.15 fair.c: newidle_balance() -> load_balance() at
+// the MC level) finds the stacked CPU and pulls the waiting worker at
+// once: with LB_SPREAD_LLC the imbalance is a task (migrate_task). No
+// worker waits for a tick's balance.
+func TestNewidleSeesOwnEnqueues(t *testing.T) {
+	delay, cpu := stackedWakeRun(t, "v5.15-cfs")
+	t.Logf("v5.15-cfs: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
+		float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
+	for i, d := range delay {
+		if d > 100_000 {
+			t.Errorf("worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: the waker's newidle balance pulls it",
+				i, float64(d)/1e3, cpu[i])
+		}
+	}
+	if cpu[0] == cpu[1] {
+		t.Errorf("both workers ran on CPU %d", cpu[0])
+	}
+}
+
+// TestNewidleOwnRemovedUtil: the same round before 16b0a7a1a0af
+// (-LB_SPREAD_LLC). calculate_imbalance() (v5.9, and v5.15 without the
+// SD_SHARE_PKG_RESOURCES test) asks for migrate_util, imbalance =
+// capacity - the local CPU's util, and detach_tasks() skips a task whose
+// util exceeds it. The waker's CPU 7 held A's util (200 ms of running),
+// but A's wakeup migration took it off: set_task_cpu() ->
+// migrate_task_rq_fair() -> remove_entity_load_avg() queues it on CPU 7's
+// cfs_rq->removed, and update_cfs_rq_load_avg() applies it (the waker's
+// own dequeue_entity() as it sleeps, then newidle_balance()'s
+// update_blocked_averages()) before load_balance() reads cpu_util(). So
+// the spare capacity is the whole CPU and the newidle balance pulls the
+// stacked worker at once here too: the pre-fix kernel stacks only where
+// the idle CPU's util belongs to a task still sleeping there
+// (TestLBSpreadLLC).
+func TestNewidleOwnRemovedUtil(t *testing.T) {
+	delay, cpu := stackedWakeRun(t, "v5.15-cfs,-LB_SPREAD_LLC")
+	t.Logf("v5.15-cfs,-LB_SPREAD_LLC: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
+		float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
+	for i, d := range delay {
+		if d > 100_000 {
+			t.Errorf("worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: CPU 7's util without A's leaves room for it", i, float64(d)/1e3, cpu[i])
+		}
+	}
+	if cpu[0] == cpu[1] {
+		t.Errorf("both workers ran on CPU %d", cpu[0])
+	}
+}

@@ -109,7 +109,10 @@ func (rq *RQ) newidleBalance() {
 	rq.idleStamp = rq.clock
 	doms := rq.sim.domains[rq.cpu]
 	next := rq.jiffies() + int64(rq.m.HZ)
-	if !rq.sim.overloaded || (len(doms) > 0 && rq.avgIdle < doms[0].maxNewidleLBCost) {
+	// rd->overload: set by add_nr_running() on any CPU, this one's own
+	// remote enqueues included (ownOverload).
+	overload := rq.sim.overloaded || rq.ownOverload()
+	if !overload || (len(doms) > 0 && rq.avgIdle < doms[0].maxNewidleLBCost) {
 		if len(doms) > 0 {
 			next = rq.updateNextBalance(doms[0], next)
 		}

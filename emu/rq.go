@@ -122,6 +122,15 @@ type rqKernel struct {
 	// although the snapshot shows it only after the barrier. Owned by
 	// CPU i; barrier: emptied once the wakeups are delivered.
 	wokeTo []int
+	// enqueuedTo lists the wakeups this CPU enqueued on another CPU's
+	// runqueue by the direct path (ttwu_queue() under the target's rq
+	// lock) that the published snapshots may not show yet: in the kernel
+	// the target's nr_running and rd->overload are then this CPU's own
+	// writes (balance.go: ownEnqueues). Owned by CPU i.
+	enqueuedTo []ownEnqueue
+	// removedFrom lists this epoch's wakeup migrations away from this
+	// CPU that it did itself (balance.go: ownRemoval). Owned by CPU i.
+	removedFrom []ownRemoval
 
 	// Scratch sets of the balancing and wakeup scans.
 	lbCores, lbSkip, sisSkip cpuSet

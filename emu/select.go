@@ -306,6 +306,11 @@ func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
 			// see the CPU it just woke a task onto as idle.
 			return false
 		}
+		if _, own := rq.ownEnqueues(cpu, cpuSnap{}); own {
+			// The same for a direct enqueue the barrier delivered
+			// but the target has not yet published (ownEnqueue).
+			return false
+		}
 	}
 	return rq.snapCPU(cpu).idle
 }
@@ -315,7 +320,7 @@ func (rq *RQ) readNrRunning(cpu int, sym Symbol) int {
 	if cpu != rq.cpu {
 		rq.sim.cpus[cpu].lock.NrRunning(rq.log, rq.now, rq.site(sym))
 	}
-	return rq.snapCPU(cpu).nrRunning
+	return rq.seeCPU(cpu).nrRunning
 }
 
 // readLoad is fair.c: cpu_load(): the rq's cfs.avg.load_avg.
@@ -323,7 +328,7 @@ func (rq *RQ) readLoad(cpu int, sym Symbol) uint64 {
 	if cpu != rq.cpu {
 		rq.log.Record(rq.now, rq.sim.cpus[cpu].avgLine, hwmodel.Read, rq.site(sym))
 	}
-	return rq.snapCPU(cpu).load
+	return rq.seeCPU(cpu).load
 }
 
 // testIdleCores is fair.c: test_idle_cores().

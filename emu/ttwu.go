@@ -78,10 +78,15 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.unlockRQ(SymTryToWakeUp)
 		return true
 	}
+	if owned {
+		// set_task_cpu() -> migrate_task_rq_fair(): the wakee leaves
+		// this CPU; its averages come off ours (ownRemoval).
+		rq.noteRemoval(p)
+	}
 	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
 	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
 	target := rq.sim.cpus[cpu]
-	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu) {
+	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu, false) {
 		rq.ttwuQueueWakelist(p, cpu, op)
 		return true
 	}
@@ -96,6 +101,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.ttwuDirectLock(target)
 		op.locked = true
 		rq.wokeTo = append(rq.wokeTo, cpu)
+		rq.noteEnqueue(v, cpu)
 	}
 	rq.cost(hwmodel.OpEnqueue)
 	for d := p.group.depth; d >= 0; d-- {
@@ -138,12 +144,21 @@ func (rq *RQ) ttwuOnCPU(p *Task, prev int) bool {
 		return false
 	}
 	oc := rq.sim.onCPU[prev]
-	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev)
+	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev, true)
 }
 
-// ttwuQueueCond is core.c: ttwu_queue_cond() (v6.0-6.12), with Mathieu
-// Desnoyers' TTWU_QUEUE_L2 variant keying the first test on the L2.
-func (rq *RQ) ttwuQueueCond(p *Task, cpu int) bool {
+// ttwuQueueCond is core.c: ttwu_queue_cond(), with Mathieu Desnoyers'
+// TTWU_QUEUE_L2 variant keying the first test on the L2. onCPU is
+// WF_ON_CPU: the wakee is still descheduling on cpu (ttwuOnCPU).
+//
+// v6.0-6.12 (TTWU_QUEUE_IDLE, f3dd3f674555 and 28156108fecb): inside the
+// LLC, "if (!cpu_rq(cpu)->nr_running) return true" for any wakeup. v5.10
+// and v5.15: only "if ((wake_flags & WF_ON_CPU) && cpu_rq(cpu)->nr_running
+// <= 1) return true": every other wakeup inside the LLC is enqueued by the
+// waker under the target's rq lock (ttwu_queue()'s rq_lock path), so its
+// rq->nr_running and rd->overload are the waker's own writes at once.
+// (The v6.0 test that the task may run on cpu is kept in both.)
+func (rq *RQ) ttwuQueueCond(p *Task, cpu int, onCPU bool) bool {
 	if !p.allowedOn(cpu) {
 		return false
 	}
@@ -158,6 +173,12 @@ func (rq *RQ) ttwuQueueCond(p *Task, cpu int) bool {
 	}
 	if cpu == rq.cpu {
 		return false
+	}
+	if !rq.feat.Has(TTWU_QUEUE_IDLE) {
+		// If the task is descheduling and the only running task on
+		// the CPU then use the wakelist to offload the task
+		// activation to the soon-to-be-idle CPU (v5.15).
+		return onCPU && rq.readNrRunning(cpu, SymTryToWakeUp) <= 1
 	}
 	// If the wakee CPU is idle, offload the activation to it.
 	return rq.readNrRunning(cpu, SymTryToWakeUp) == 0

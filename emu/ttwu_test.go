@@ -159,10 +159,16 @@ func TestRQLockDirectVsWakelist(t *testing.T) {
 		if limit := int64(n+1) * 100; o.targetTTWUNS > limit {
 			t.Errorf("direct, %d wakers: the target spent %d ns in try_to_wake_up, want at most %d (its forks): the waker does the wakeup", n, o.targetTTWUNS, limit)
 		}
-		// One waker and the owner's own schedule() overlap only when
-		// both reach the lock at the same instant.
-		if n == 1 && o.lockWaits > o.direct/100 {
-			t.Errorf("direct, 1 waker: %d lock requests of %d found CPU 0's rq lock held; one waker and the owner's own schedule() do not overlap", o.lockWaits, o.direct)
+		// One waker does not queue behind another; what it can meet
+		// is CPU 0's own schedule() against its newidle balance: it
+		// goes idle right after its wakeup, sees CPU 0 with two tasks
+		// (its own enqueue: add_nr_running() set rd->overload) and
+		// load_balance() takes CPU 0's lock to detach_tasks(), which
+		// finds both pinned (LBF_ALL_PINNED). So some requests wait,
+		// far fewer than one per wakeup (a target that took its own
+		// lock for the wakeups waited on every one).
+		if n == 1 && o.lockWaits > o.direct/4 {
+			t.Errorf("direct, 1 waker: %d of %d lock requests found CPU 0's rq lock held; one waker meets only the owner's schedule() during its newidle balance's pull", o.lockWaits, o.direct)
 		}
 		if n == 7 && float64(o.lockWaits) < 0.5*float64(o.direct) {
 			t.Errorf("direct, 7 wakers: %d of %d lock requests waited, want most", o.lockWaits, o.direct)
