@@ -15,7 +15,7 @@ import (
 type Runner struct {
 	Engine Engine
 	Seed   uint64
-	Seeds  int // runs per cell; the cell is their mean ± spread
+	Seeds  int // runs per cell (0: the study's Seeds); the cell is their mean ± spread
 	Quick  bool
 	All    bool    // also the Extra rows
 	L      float64 // > 0: virtual seconds of every duration-bound row
@@ -49,6 +49,15 @@ func (r *Runner) length(l Length, half bool) string {
 	return l.format(v)
 }
 
+// seeds is the number of runs per cell of st: Seeds, or the study's own
+// when Seeds is 0.
+func (r *Runner) seeds(st *Study) int {
+	if r.Seeds > 0 {
+		return r.Seeds
+	}
+	return max(st.Seeds, 1)
+}
+
 // do runs one cell over the seeds, reusing runs already made (the same
 // run and seed give the same result: the emulator is deterministic).
 func (r *Runner) do(st *Study, row *Row, set Setting, run Run) ([]*Outcome, error) {
@@ -56,7 +65,7 @@ func (r *Runner) do(st *Study, row *Row, set Setting, run Run) ([]*Outcome, erro
 		r.cache = map[string]*Outcome{}
 	}
 	var out []*Outcome
-	for k := range max(r.Seeds, 1) {
+	for k := range r.seeds(st) {
 		seed := r.Seed + uint64(k)
 		key := run.key(seed) + "|" + r.Engine.Calib
 		o, cached := r.cache[key]
@@ -176,7 +185,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	if r.Quick {
 		scale = "-quick scale"
 	}
-	fmt.Fprintf(w, "length (%s): %s; %d seed(s) from %d\n", scale, strings.Join(lens, ", "), max(r.Seeds, 1), r.Seed)
+	fmt.Fprintf(w, "length (%s): %s; %d seed(s) from %d\n", scale, strings.Join(lens, ", "), r.seeds(st), r.Seed)
 	if st.Published != "" {
 		fmt.Fprintf(w, "published: %s\n", st.Published)
 	} else {

@@ -30,6 +30,11 @@ type Study struct {
 	// Metrics are reported for every row that has none of its own; the
 	// first is the one Row.Pub gives and the change columns compare.
 	Metrics []Metric
+	// Seeds is how many seeds each cell runs when the runner is not told
+	// (Runner.Seeds 0; at least 1): a study whose metric is a rare event
+	// per run (lb-spread-llc: a stacked wakeup in about 70) averages
+	// several runs, as a kernel developer repeats such a benchmark.
+	Seeds int
 	// Ratio prints the other settings as a ratio to the first (l2-ttwu:
 	// time as a ratio to base) instead of a change in %.
 	Ratio bool

@@ -42,7 +42,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&list1, "list", false, "list the studies and exit")
 	fs.StringVar(&e.driver, "driver", "parallel", "engine driver: parallel or serial (same bytes)")
 	fs.Uint64Var(&r.Seed, "seed", 1, "first seed")
-	fs.IntVar(&r.Seeds, "seeds", 1, "seeds per setting (mean ±spread when more than one)")
+	fs.IntVar(&r.Seeds, "seeds", 0, "seeds per setting (mean ±spread when more than one); 0: the study's own (1, or 8 for lb-spread-llc)")
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the exact lookahead)")
 	fs.Float64Var(&r.L, "l", 0, "virtual seconds of every duration-bound run (netperf -l, sysbench --time); 0: the study's length")
 	fs.BoolVar(&r.Quick, "quick", false, "the shortest meaningful scale (CI, smoke tests)")
@@ -73,11 +73,11 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if r.L != 0 && (!(r.L > 0) || r.L > 100) {
 		return usagef("-l: virtual seconds must be in (0, 100], got %g", r.L)
 	}
-	if r.Seeds < 1 || r.Seeds > 100 {
-		return usagef("-seeds: must be in [1, 100], got %d", r.Seeds)
+	if r.Seeds < 0 || r.Seeds > 100 {
+		return usagef("-seeds: must be in [0, 100] (0: the study's own), got %d", r.Seeds)
 	}
-	if r.Seed > math.MaxUint64-uint64(r.Seeds) {
-		return usagef("-seed: %d with -seeds %d runs past the last seed", r.Seed, r.Seeds)
+	if r.Seed > math.MaxUint64-100 {
+		return usagef("-seed: %d leaves no room for the seeds of a cell (at most 100) below 2^64", r.Seed)
 	}
 	var sel []*study.Study
 	if name := fs.Arg(0); name == "all" {
