@@ -2,8 +2,11 @@ package emu
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/rqemu/rqemu/contention"
 )
@@ -115,15 +118,39 @@ func (s *Sim) Live() int {
 type workers struct {
 	s      *Sim
 	shards [][]*RQ
-	cmd    []chan int64
-	wg     sync.WaitGroup // epoch completion
-	exit   sync.WaitGroup // goroutine exit
-	active []bool
+	box    []mailbox
+	// running counts the shards posted in this epoch and not yet
+	// stepped (atomic): the engine's goroutine spins on it.
+	running atomic.Int32
+	exit    sync.WaitGroup // goroutine exit
+	active  []bool
 	// panics are the workers' recovered panics of the epoch, re-raised
 	// on the engine's goroutine (a panic on a worker would end the
 	// process without the CPU, and without the caller's recover).
 	panics []*CPUPanic
 }
+
+// mailbox hands a worker its epochs. An epoch lasts a few hundred host µs,
+// most of it the barrier's weave on the engine's goroutine; a worker that
+// slept on a channel between epochs paid a futex wake-up and a thread
+// hand-over each time (9% of a 2-core run's host time). So a worker that
+// has stepped its shard spins for the next epoch for up to workerSpin,
+// yielding its P, and only then parks on wake. Posting and taking are
+// sequentially consistent atomics: a worker parks only after it has set
+// sleeping and seen no new post, and the engine wakes it whenever it
+// posts while sleeping is set, so no post is lost.
+type mailbox struct {
+	seq      atomic.Uint64 // posts so far; the epoch's end is in end
+	end      atomic.Int64
+	quit     atomic.Bool
+	sleeping atomic.Bool
+	wake     chan struct{} // capacity 1
+	_        [64]byte      // one mailbox per cache line (written by both sides)
+}
+
+// workerSpin is how long a worker polls its mailbox after an epoch before
+// it parks.
+const workerSpin = 2 * time.Millisecond
 
 // CPUPanic is a panic raised while a CPU handled its events: the CPU, its
 // clock and current task, the value and the stack where it was raised.
@@ -185,11 +212,11 @@ func (s *Sim) startWorkers() *workers {
 		}
 	}
 	hosts := contention.PlanPinning(seq(n), allowed)
-	w.cmd = make([]chan int64, n)
+	w.box = make([]mailbox, n)
 	w.active = make([]bool, n)
 	w.panics = make([]*CPUPanic, n)
 	for i := range w.shards {
-		w.cmd[i] = make(chan int64, 1)
+		w.box[i].wake = make(chan struct{}, 1)
 		w.exit.Add(1)
 		go w.loop(i, hosts[i])
 	}
@@ -211,9 +238,55 @@ func (w *workers) loop(i, host int) {
 		// affinity cannot leak into Go's thread pool.
 		_ = contention.PinCurrentThread(host)
 	}
-	for end := range w.cmd[i] {
-		w.stepShard(i, end)
-		w.wg.Done()
+	b := &w.box[i]
+	var seen uint64
+	for {
+		seen = b.next(seen)
+		if b.quit.Load() {
+			return
+		}
+		w.stepShard(i, b.end.Load())
+		w.running.Add(-1)
+	}
+}
+
+// next waits for a post after the seen-th and returns its number: it
+// spins for workerSpin, then parks until the engine posts.
+func (b *mailbox) next(seen uint64) uint64 {
+	deadline := time.Now().Add(workerSpin)
+	for k := 0; ; k++ {
+		if q := b.seq.Load(); q != seen {
+			return q
+		}
+		if k%64 == 63 && time.Now().After(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
+	for {
+		b.sleeping.Store(true)
+		if q := b.seq.Load(); q != seen {
+			b.sleeping.Store(false)
+			return q
+		}
+		<-b.wake
+		b.sleeping.Store(false)
+	}
+}
+
+// post hands the worker an epoch (or, with end < 0, the order to quit).
+func (b *mailbox) post(end int64) {
+	if end < 0 {
+		b.quit.Store(true)
+	} else {
+		b.end.Store(end)
+	}
+	b.seq.Add(1)
+	if b.sleeping.Load() {
+		select {
+		case b.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 	}
 }
 
@@ -252,14 +325,16 @@ func (w *workers) epoch(end int64) {
 	}
 	for i := range w.shards {
 		if w.active[i] && i != last {
-			w.wg.Add(1)
-			w.cmd[i] <- end
+			w.running.Add(1)
+			w.box[i].post(end)
 		}
 	}
 	if last >= 0 {
 		w.stepShard(last, end)
 	}
-	w.wg.Wait()
+	for w.running.Load() != 0 {
+		runtime.Gosched()
+	}
 	for _, p := range w.panics {
 		if p != nil {
 			panic(p) // the first in shard order
@@ -268,8 +343,8 @@ func (w *workers) epoch(end int64) {
 }
 
 func (w *workers) stop() {
-	for _, c := range w.cmd {
-		close(c)
+	for i := range w.box {
+		w.box[i].post(-1)
 	}
 	w.exit.Wait()
 }
