@@ -191,17 +191,24 @@ func stackedWakeRun(t *testing.T, feat string) (delay [2]int64, cpu [2]int) {
 // once: with LB_SPREAD_LLC the imbalance is a task (migrate_task). No
 // worker waits for a tick's balance.
 func TestNewidleSeesOwnEnqueues(t *testing.T) {
-	delay, cpu := stackedWakeRun(t, "v5.15-cfs")
-	t.Logf("v5.15-cfs: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
-		float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
+	checkPulledAtOnce(t, "v5.15-cfs", "the waker's newidle balance pulls it")
+}
+
+// checkPulledAtOnce runs stackedWakeRun under feat and checks that both
+// workers ran within 100 us of their wakeups, on different CPUs (why says
+// what pulls the stacked one).
+func checkPulledAtOnce(t *testing.T, feat, why string) {
+	t.Helper()
+	delay, cpu := stackedWakeRun(t, feat)
+	t.Logf("%s: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
+		feat, float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
 	for i, d := range delay {
 		if d > 100_000 {
-			t.Errorf("worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: the waker's newidle balance pulls it",
-				i, float64(d)/1e3, cpu[i])
+			t.Errorf("%s: worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: %s", feat, i, float64(d)/1e3, cpu[i], why)
 		}
 	}
 	if cpu[0] == cpu[1] {
-		t.Errorf("both workers ran on CPU %d", cpu[0])
+		t.Errorf("%s: both workers ran on CPU %d", feat, cpu[0])
 	}
 }
 
@@ -220,15 +227,5 @@ func TestNewidleSeesOwnEnqueues(t *testing.T) {
 // the idle CPU's util belongs to a task still sleeping there
 // (TestLBSpreadLLC).
 func TestNewidleOwnRemovedUtil(t *testing.T) {
-	delay, cpu := stackedWakeRun(t, "v5.15-cfs,-LB_SPREAD_LLC")
-	t.Logf("v5.15-cfs,-LB_SPREAD_LLC: workers ran %.1f and %.1f us after their wakeups, on CPUs %d and %d",
-		float64(delay[0])/1e3, float64(delay[1])/1e3, cpu[0], cpu[1])
-	for i, d := range delay {
-		if d > 100_000 {
-			t.Errorf("worker %d waited %.1f us for a CPU (on CPU %d); want <= 100 us: CPU 7's util without A's leaves room for it", i, float64(d)/1e3, cpu[i])
-		}
-	}
-	if cpu[0] == cpu[1] {
-		t.Errorf("both workers ran on CPU %d", cpu[0])
-	}
+	checkPulledAtOnce(t, "v5.15-cfs,-LB_SPREAD_LLC", "CPU 7's util without A's leaves room for it")
 }
