@@ -16,6 +16,7 @@ import (
 //   - tg->load_avg equals the sum of the published contributions of every
 //     CPU's queue, both physically (the real atomic) and in the model.
 func (s *Sim) check() {
+	s.checkSnapCounts()
 	nr := make([]int, len(s.cpus))
 	for _, t := range s.tasks {
 		rq := s.cpus[t.cpu]
@@ -142,6 +143,33 @@ func (s *Sim) checkStarvation() {
 						t, wait/nsecPerMsec, t.cpu, rq.nrRunning, c))
 				}
 			}
+		}
+	}
+}
+
+// checkSnapCounts recomputes from every snapshot the machine-wide values
+// setSnap keeps in step, and panics on a difference.
+func (s *Sim) checkSnapCounts() {
+	nr2, idle := 0, 0
+	busy := make([]int, len(s.llcBusy))
+	for i := range s.snap {
+		v := &s.snap[i]
+		if v.nrRunning >= 2 {
+			nr2++
+		}
+		if v.idle {
+			idle++
+		} else {
+			busy[s.llc[i].id]++
+		}
+	}
+	if nr2 != s.nrOverloaded || idle != s.nohzIdle || (nr2 > 0) != s.overloaded {
+		panic(fmt.Sprintf("emu: check: snapshots give %d CPUs with 2+ tasks and %d idle, the barrier keeps %d (overload %t) and %d",
+			nr2, idle, s.nrOverloaded, s.overloaded, s.nohzIdle))
+	}
+	for id, n := range busy {
+		if n != s.llcBusy[id] {
+			panic(fmt.Sprintf("emu: check: LLC %d: snapshots give %d busy CPUs, the barrier keeps nr_busy_cpus %d", id, n, s.llcBusy[id]))
 		}
 	}
 }

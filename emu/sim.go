@@ -100,6 +100,7 @@ type Sim struct {
 	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go)
 	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
 	overloaded      bool              // rd->overload, recomputed at barriers
+	nrOverloaded    int               // CPUs whose snapshot has nr_running >= 2 (setSnap)
 	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
 	nohzNextBalance int64             // nohz.next_balance, jiffies
 	llcBusy         []int             // nr_busy_cpus per LLC id
@@ -195,6 +196,9 @@ func New(cfg Config) (*Sim, error) {
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
 	s.snap = make([]cpuSnap, m.NumCPUs())
+	for i := range s.snap {
+		s.snapCounts(i, 1) // the zero snapshots: busy, one task or none
+	}
 	s.onCPU = make([]onCPUSnap, m.NumCPUs())
 	for _, c := range m.Cores {
 		if len(c) > 1 {

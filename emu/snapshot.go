@@ -39,42 +39,47 @@ type taskSnap struct {
 	recentUsedCPU int
 }
 
-// publish refreshes the snapshots at a barrier: every CPU (cheap), and the
-// tasks marked dirty since the last one.
+// publish refreshes the snapshots at a barrier: every CPU that changed,
+// and the tasks marked dirty since the last one; the machine-wide values
+// follow each snapshot replaced (setSnap).
 func (s *Sim) publish() {
-	defer s.publishGlobal()
 	for i, rq := range s.cpus {
 		rq.wokeTo = rq.wokeTo[:0] // the barrier delivered them
 		if !rq.republish {
 			continue
 		}
 		rq.republish = false
-		s.snap[i] = rq.exactSnap()
+		s.setSnap(i, rq.exactSnap())
 		for _, t := range rq.dirty {
 			t.pub = s.cpus[t.cpu].exactTaskSnap(t)
 			t.isDirty = false
 		}
 		rq.dirty = rq.dirty[:0]
 	}
+	s.overloaded = s.nrOverloaded > 0
 }
 
-// publishGlobal recomputes the machine-wide values from the snapshots:
-// rd->overload (some CPU has two runnable tasks), the tickless idle CPUs,
-// and each LLC's nr_busy_cpus.
-func (s *Sim) publishGlobal() {
-	s.overloaded = false
-	s.nohzIdle = 0
-	clear(s.llcBusy)
-	for i := range s.snap {
-		v := &s.snap[i]
-		if v.nrRunning >= 2 {
-			s.overloaded = true
-		}
-		if v.idle {
-			s.nohzIdle++
-		} else {
-			s.llcBusy[s.llc[i].id]++
-		}
+// setSnap publishes CPU i's snapshot v and keeps the machine-wide values
+// derived from the snapshots in step: rd->overload (some CPU has two
+// runnable tasks: nrOverloaded of them), the tickless idle CPUs, and each
+// LLC's nr_busy_cpus. They were recomputed from every snapshot at every
+// barrier; a barrier now costs them only for the CPUs that changed.
+func (s *Sim) setSnap(i int, v cpuSnap) {
+	s.snapCounts(i, -1)
+	s.snap[i] = v
+	s.snapCounts(i, 1)
+}
+
+// snapCounts adds d times CPU i's snapshot to the machine-wide counts.
+func (s *Sim) snapCounts(i, d int) {
+	v := &s.snap[i]
+	if v.nrRunning >= 2 {
+		s.nrOverloaded += d
+	}
+	if v.idle {
+		s.nohzIdle += d
+	} else {
+		s.llcBusy[s.llc[i].id] += d
 	}
 }
 
