@@ -38,7 +38,10 @@
 // replays every CPU's timestamped access stream through the lines as a
 // discrete-event simulation, so RMWs on one line serialize, locks are
 // handed over first come first served, and a core that holds a contended
-// line retires up to Burst RMWs before the line moves on. That last rule is
+// line retires up to Burst RMWs before the line moves on. A load that hits
+// in the core's own cache completes at issue, and a request that finds its
+// line free and unqueued is served at once: only the misses that meet a
+// busy line queue, and the home agent draws among them (Advance). That last rule is
 // why N writers on one line sustain far more than one RMW per transfer
 // latency (hardware.md C2: 193 Mops/s for two writers on a 27 ns
 // transfer); a model priced at one transfer per RMW overestimates five-fold.
