@@ -101,6 +101,7 @@ type Sim struct {
 	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
 	overloaded      bool              // rd->overload, recomputed at barriers
 	nrOverloaded    int               // CPUs whose snapshot has nr_running >= 2 (setSnap)
+	idleClaims      []idleClaim       // per CPU: this barrier's first wakeup onto it while idle (redirectClaimedIdle)
 	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
 	nohzNextBalance int64             // nohz.next_balance, jiffies
 	llcBusy         []int             // nr_busy_cpus per LLC id
@@ -196,6 +197,7 @@ func New(cfg Config) (*Sim, error) {
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
 	s.snap = make([]cpuSnap, m.NumCPUs())
+	s.idleClaims = make([]idleClaim, m.NumCPUs())
 	for i := range s.snap {
 		s.snapCounts(i, 1) // the zero snapshots: busy, one task or none
 	}

@@ -261,6 +261,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 		p.leavePending(op.sem, op.stamp)
 		return
 	}
+	s.redirectClaimedIdle(op)
 	waker := s.cpus[op.from]
 	s.traceClaim(op, op.target != p.cpu)
 	p.wokenBy(op.sem, op.stamp)
@@ -399,4 +400,70 @@ func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	rq.traceWakeup(p, trWakeup)
 	rq.wakeupPreempt(p, wakeFlags)
 	rq.updateAvgIdle()
+}
+
+// idleClaim is the first wake-list wakeup of the current barrier onto a
+// CPU whose snapshot showed it idle: when, and from where. Barrier only.
+type idleClaim struct {
+	epoch int64
+	t     int64
+	from  int
+}
+
+// redirectClaimedIdle is what a later waker would have seen of an earlier
+// one's claim on an idle CPU. core.c v6.6: __ttwu_queue_wakelist() sets
+// the target's rq->ttwu_pending before its IPI, and idle_cpu() returns 0
+// while it is set, so a second waker's select_idle_sibling() (fair.c)
+// reading the target one line transfer after the first waker wrote it no
+// longer takes it for idle and scans on. The wakers of one epoch see each
+// other's wakeups only when the target republishes (one or two epochs
+// later), so the barrier, which has both in time order, moves the later
+// one: to the next CPU after the target in its LLC, in select_idle_cpu()'s
+// wrap order and within its SIS_UTIL scan budget, that the snapshot shows
+// idle and no wakeup of this barrier claimed. If there is none it stays,
+// as select_idle_sibling() falls back to its target. Simplified: the
+// kernel's second waker would also retry prev and recent_used_cpu, and
+// its extra scan reads are not charged; wakeups on the direct path (the
+// waker took the target's rq lock and logged its accesses) are not moved.
+func (s *Sim) redirectClaimedIdle(op *remoteOp) {
+	target := op.target
+	if !op.wakelist || op.locked || target == op.from || !s.snap[target].idle {
+		return
+	}
+	c := &s.idleClaims[target]
+	if c.epoch != s.Epochs {
+		*c = idleClaim{epoch: s.Epochs, t: op.t, from: op.from}
+		return
+	}
+	if float64(op.t-c.t) < s.m.Lat.Transfer[s.m.Class(op.from, c.from)] {
+		return // both read it idle before either write arrived
+	}
+	llc := s.llc[target]
+	if llc.sd == nil {
+		return
+	}
+	span := llc.sd.Span
+	nr := len(span)
+	if s.feat.Has(SIS_UTIL) {
+		nr = s.llcSnap[llc.id].nrIdleScan
+	}
+	start := 0
+	for i, cpu := range span {
+		if cpu > target {
+			start = i
+			break
+		}
+	}
+	for k := 0; k < len(span) && nr > 0; k++ {
+		cpu := span[(start+k)%len(span)]
+		if cpu == target || !op.task.allowedOn(cpu) {
+			continue
+		}
+		nr--
+		if s.snap[cpu].idle && s.idleClaims[cpu].epoch != s.Epochs {
+			op.target = cpu
+			s.idleClaims[cpu] = idleClaim{epoch: s.Epochs, t: op.t, from: op.from}
+			return
+		}
+	}
 }
