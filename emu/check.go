@@ -153,11 +153,11 @@ func (s *Sim) checkSnapCounts() {
 	nr2, idle := 0, 0
 	busy := make([]int, len(s.llcBusy))
 	for i := range s.snap {
-		v := &s.snap[i]
-		if v.nrRunning >= 2 {
+		over, isIdle := s.snap[i].counts()
+		if over {
 			nr2++
 		}
-		if v.idle {
+		if isIdle {
 			idle++
 		} else {
 			busy[s.llc[i].id]++

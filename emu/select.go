@@ -222,13 +222,7 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 	}
 	idleCPU := -1
 	span := sd.Span
-	start := 0
-	for i, c := range span {
-		if c > target {
-			start = i
-			break
-		}
-	}
+	start := wrapStart(span, target)
 	skip := &rq.sisSkip
 	skip.reset(len(rq.m.CPUs))
 	for k := 0; k < len(span); k++ {
@@ -255,6 +249,18 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 		rq.setIdleCores(target, false)
 	}
 	return idleCPU
+}
+
+// wrapStart is where select_idle_cpu()'s for_each_cpu_wrap(cpu, cpus,
+// target + 1) starts in span (sorted): the first CPU after target, or the
+// first of the span when target is its last.
+func wrapStart(span []int, target int) int {
+	for i, c := range span {
+		if c > target {
+			return i
+		}
+	}
+	return 0
 }
 
 // selectIdleCore is fair.c: select_idle_core(): the whole core must be

@@ -72,16 +72,22 @@ func (s *Sim) setSnap(i int, v cpuSnap) {
 
 // snapCounts adds d times CPU i's snapshot to the machine-wide counts.
 func (s *Sim) snapCounts(i, d int) {
-	v := &s.snap[i]
-	if v.nrRunning >= 2 {
+	over, idle := s.snap[i].counts()
+	if over {
 		s.nrOverloaded += d
 	}
-	if v.idle {
+	if idle {
 		s.nohzIdle += d
 	} else {
 		s.llcBusy[s.llc[i].id] += d
 	}
 }
+
+// counts is what a CPU's snapshot adds to the machine-wide values: it
+// overloads the root domain (two runnable tasks: add_nr_running()'s
+// rd->overload), and it is idle (nohz.nr_cpus) or busy (its LLC's
+// nr_busy_cpus).
+func (v *cpuSnap) counts() (overloaded, idle bool) { return v.nrRunning >= 2, v.idle }
 
 // markDirty queues t for republication at the next barrier. Called by
 // the task's owner whenever something a remote waker reads changes.

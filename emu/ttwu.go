@@ -447,13 +447,7 @@ func (s *Sim) redirectClaimedIdle(op *remoteOp) {
 	if s.feat.Has(SIS_UTIL) {
 		nr = s.llcSnap[llc.id].nrIdleScan
 	}
-	start := 0
-	for i, cpu := range span {
-		if cpu > target {
-			start = i
-			break
-		}
-	}
+	start := wrapStart(span, target)
 	for k := 0; k < len(span) && nr > 0; k++ {
 		cpu := span[(start+k)%len(span)]
 		if cpu == target || !op.task.allowedOn(cpu) {

@@ -163,7 +163,7 @@ func (m *Machine) memNS(cpu, home int) float64 {
 func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 	switch op {
 	case Read:
-		if l.owner == cpu || l.isSharer(cpu) {
+		if l.Holds(cpu) {
 			return AccessCost{Kind: Hit}
 		}
 		if l.owner >= 0 {

@@ -165,7 +165,7 @@ func (p *replayPrices) access(m *Machine, l *Line, cpu int, op Op) (AccessCost, 
 	hr := p.homeRemote(cpu, l.Home)
 	switch op {
 	case Read:
-		if l.owner == cpu || l.isSharer(cpu) {
+		if l.Holds(cpu) {
 			return AccessCost{Kind: Hit}, 0
 		}
 		if l.owner >= 0 {
