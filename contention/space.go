@@ -77,9 +77,15 @@ type Space struct {
 	rp      *hwmodel.Replayer
 	res     WeaveResult
 	streams [][]hwmodel.Req
-	byCPU   []*Log
-	siteBuf []int64 // stall per site of one CPU, ps
-	siteHit []Site
+	byCPU   []*Log // all nil between weaves
+	// streamCPUs are the CPUs whose streams the last weave built, in CPU
+	// order, and stallCPUs those it charged (res.StallNS, ExactNS): a
+	// weave clears only what the last one wrote, so that it costs what
+	// its logs hold, not the machine's CPUs.
+	streamCPUs []int
+	stallCPUs  []int
+	siteBuf    []int64 // stall per site of one CPU, ps
+	siteHit    []Site
 }
 
 type lineInfo struct {

@@ -134,8 +134,14 @@ func (s *Space) Weave(logs []*Log) *WeaveResult { return s.WeaveUntil(logs, math
 // event), even when the replay's do.
 func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 	n := s.m.NumCPUs()
-	clear(s.byCPU)
 	total := 0
+	defer func() {
+		for _, l := range logs {
+			if l != nil && l.cpu < n {
+				s.byCPU[l.cpu] = nil
+			}
+		}
+	}()
 	for _, l := range logs {
 		if l == nil {
 			continue
@@ -155,36 +161,43 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 		res.StallNS = make([]int64, n)
 		res.ExactNS = make([]float64, n)
 	}
-	clear(res.StallNS)
-	clear(res.ExactNS)
+	for _, c := range s.stallCPUs {
+		res.StallNS[c], res.ExactNS[c] = 0, 0
+	}
+	s.stallCPUs = s.stallCPUs[:0]
 	res.Sites = res.Sites[:0]
 	res.Accesses, res.TotalNS, res.Lines = total, 0, nil
 	if total > 0 || s.rp != nil && s.rp.Pending() > 0 {
-		s.weave(res, until)
+		s.weave(res, logs, until)
 	}
-	for _, l := range s.byCPU {
+	for _, l := range logs {
 		if l != nil {
 			s.collectSamples(l)
 			l.SetSampling(int(s.sampleEvery))
 			l.Reset()
 		}
 	}
-	clear(s.byCPU)
 	return res
 }
 
-func (s *Space) weave(res *WeaveResult, until int64) {
+func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	var uncPS [hwmodel.NumOps]int64
 	for op := range hwmodel.NumOps {
 		uncPS[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
 	}
-	var held []LineID
-	for c, l := range s.byCPU {
+	for _, c := range s.streamCPUs {
+		s.streams[c] = s.streams[c][:0]
+	}
+	s.streamCPUs = s.streamCPUs[:0]
+	for _, l := range logs {
 		if l != nil && len(l.entries) > 0 {
-			s.streams[c], held = s.buildStream(l, s.streams[c][:0], &uncPS, held[:0])
-		} else if len(s.streams[c]) > 0 {
-			s.streams[c] = s.streams[c][:0]
+			s.streamCPUs = append(s.streamCPUs, l.cpu)
 		}
+	}
+	slices.Sort(s.streamCPUs) // built in CPU order, whatever the order of logs
+	var held []LineID
+	for _, c := range s.streamCPUs {
+		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], &uncPS, held[:0])
 	}
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()
@@ -233,6 +246,7 @@ func (s *Space) weave(res *WeaveResult, until int64) {
 		}
 		s.siteHit = hits
 		res.ExactNS[c] = float64(cpuPS) / 1000
+		s.stallCPUs = append(s.stallCPUs, c)
 		res.TotalNS += res.ExactNS[c]
 		tot := s.remPS[c] + cpuPS
 		res.StallNS[c] = tot / 1000

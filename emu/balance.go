@@ -744,6 +744,9 @@ func (e *lbEnv) outBalanced() {
 // the interval).
 func (s *Sim) doPull(op *remoteOp) {
 	r := op.pull
+	s.touch(s.cpus[op.from])
+	s.touch(s.cpus[r.src])
+	s.touch(s.cpus[r.dst])
 	if r.posted && s.cpus[r.src].holdsEnqueueFrom(op.from, op.t) {
 		// The puller counted its own direct enqueues onto the source
 		// (ownEnqueues): in the kernel they are on the source's queue
@@ -934,6 +937,8 @@ func (s *Sim) attachTask(p *Task, dst, actor *RQ) {
 // at the barrier: the task comes off src's CPU as if preempted, moves, and
 // src reschedules at once.
 func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
+	s.touch(src)
+	s.touch(dst)
 	p := src.curr
 	if p == nil || !p.allowedOn(dst.cpu) || src.nrRunning != 1 {
 		sd.Stats.ALBFailed++

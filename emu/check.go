@@ -3,6 +3,7 @@ package emu
 import (
 	"fmt"
 
+	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu/eevdf"
 )
 
@@ -170,6 +171,47 @@ func (s *Sim) checkSnapCounts() {
 	for id, n := range busy {
 		if n != s.llcBusy[id] {
 			panic(fmt.Sprintf("emu: check: LLC %d: snapshots give %d busy CPUs, the barrier keeps nr_busy_cpus %d", id, n, s.llcBusy[id]))
+		}
+	}
+}
+
+// checkUnvisited verifies what the barrier's visit list (visit.go) takes
+// for granted: a CPU it did not visit, and did not mark for the next one,
+// has nothing to settle. Its next step is the one kept, and it has no
+// outbox, log, tg->load_avg delta, snapshot to publish or wakeups to
+// clear; the weave neither holds nor charged accesses of it; its on-CPU
+// view is the one published.
+func (s *Sim) checkUnvisited(res *contention.WeaveResult) {
+	for i, rq := range s.cpus {
+		if s.visited[i] || s.need[i] {
+			continue
+		}
+		what := ""
+		switch {
+		case rq.nextStep() != s.nextAt[i]:
+			what = fmt.Sprintf("its next step is %d, not the kept %d", rq.nextStep(), s.nextAt[i])
+		case len(rq.outbox) > 0:
+			what = fmt.Sprintf("%d posted changes", len(rq.outbox))
+		case rq.log.Len() > 0:
+			what = fmt.Sprintf("%d logged accesses", rq.log.Len())
+		case rq.republish:
+			what = "a snapshot to publish"
+		case len(rq.wokeTo) > 0 || len(rq.llcWrites) > 0:
+			what = "wakeups or sd_llc_shared writes of the epoch"
+		case s.space.Behind(i) || rq.weaveBehind:
+			what = "accesses the weave has not served"
+		case res.StallNS[i] != 0:
+			what = fmt.Sprintf("%d ns of stall", res.StallNS[i])
+		case s.onCPU[i] != rq.onCPUView():
+			what = "a changed on-CPU view"
+		}
+		for g, d := range rq.tgDelta {
+			if what == "" && d != 0 {
+				what = fmt.Sprintf("a tg->load_avg delta of %d for group %d", d, g)
+			}
+		}
+		if what != "" {
+			panic(fmt.Sprintf("emu: check: CPU %d was changed at the barrier at %d ns without being visited: %s", i, s.epochEnd, what))
 		}
 	}
 }

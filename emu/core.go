@@ -29,6 +29,7 @@ func (rq *RQ) advance(t int64) {
 // reaches t - debt of its own timeline; one the weave is behind on stays
 // where it is (its clock is already ahead of where it physically is).
 func (rq *RQ) catchUp(t int64) {
+	rq.sim.touch(rq)
 	switch {
 	case rq.weaveBehind:
 	case rq.mode == modeIdle:

@@ -39,15 +39,18 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	if len(s.nextAt) != len(s.cpus) {
 		s.nextAt = make([]int64, len(s.cpus))
 	}
+	// Each CPU's next step, kept from barrier to barrier: a CPU's step
+	// touches only its own state, so stepping one never moves another's,
+	// and a barrier updates the steps of the CPUs it visits (visit.go).
+	// The run may start after changes made between runs: every CPU is
+	// looked at once.
+	s.needAll()
+	for i, rq := range s.cpus {
+		s.nextAt[i] = rq.nextStep()
+	}
 	for {
-		// Each CPU's next step, kept for the epoch: a CPU's step
-		// touches only its own state, so stepping one never moves
-		// another's, and a CPU with nothing before the epoch's end is
-		// not visited (its step would return at once).
 		next := int64(-1)
-		for i, rq := range s.cpus {
-			t := rq.nextStep()
-			s.nextAt[i] = t
+		for _, t := range s.nextAt {
 			if t >= 0 && (next < 0 || t < next) {
 				next = t
 			}
@@ -67,14 +70,21 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		end := min(start+s.epoch, until)
 		s.epochStart, s.epochEnd = start, end
 
+		// The CPUs with a step before the epoch's end, which the
+		// barrier then visits; a CPU with nothing before it is not
+		// stepped (its step would return at once).
+		s.stepped = s.stepped[:0]
+		for i, t := range s.nextAt {
+			if t >= 0 && t < end {
+				s.mark(i)
+				s.stepped = append(s.stepped, i)
+			}
+		}
 		if w != nil {
-			w.epoch(end)
+			w.epoch(end, s.stepped)
 		} else {
-			for i, rq := range s.cpus {
-				if t := s.nextAt[i]; t < 0 || t >= end {
-					continue
-				}
-				if p := rq.safeStep(end); p != nil {
+			for _, i := range s.stepped {
+				if p := s.cpus[i].safeStep(end); p != nil {
 					panic(p)
 				}
 			}
@@ -124,6 +134,10 @@ type workers struct {
 	running atomic.Int32
 	exit    sync.WaitGroup // goroutine exit
 	active  []bool
+	// shardOf maps a CPU to its shard; todo[i] is shard i's CPUs to step
+	// in the epoch, written by the engine before it posts the epoch.
+	shardOf []int
+	todo    [][]int
 	// panics are the workers' recovered panics of the epoch, re-raised
 	// on the engine's goroutine (a panic on a worker would end the
 	// process without the CPU, and without the caller's recover).
@@ -211,6 +225,13 @@ func (s *Sim) startWorkers() *workers {
 			k++
 		}
 	}
+	w.shardOf = make([]int, len(s.cpus))
+	for i, shard := range w.shards {
+		for _, rq := range shard {
+			w.shardOf[rq.cpu] = i
+		}
+	}
+	w.todo = make([][]int, n)
 	hosts := contention.PlanPinning(seq(n), allowed)
 	w.box = make([]mailbox, n)
 	w.active = make([]bool, n)
@@ -292,11 +313,8 @@ func (b *mailbox) post(end int64) {
 
 // stepShard steps shard i's CPUs that have an event before end.
 func (w *workers) stepShard(i int, end int64) {
-	for _, rq := range w.shards[i] {
-		if t := w.s.nextAt[rq.cpu]; t < 0 || t >= end {
-			continue
-		}
-		if p := rq.safeStep(end); p != nil {
+	for _, c := range w.todo[i] {
+		if p := w.s.cpus[c].safeStep(end); p != nil {
 			w.panics[i] = p
 			break
 		}
@@ -308,16 +326,19 @@ func (w *workers) stepShard(i int, end int64) {
 // would only wait otherwise: an epoch with one busy shard (a lightly
 // loaded machine) hands nothing over. Pinned, each shard stays on its
 // worker's host CPU.
-func (w *workers) epoch(end int64) {
+func (w *workers) epoch(end int64, stepped []int) {
+	for i := range w.todo {
+		w.todo[i] = w.todo[i][:0]
+	}
+	for _, c := range stepped {
+		sh := w.shardOf[c]
+		w.todo[sh] = append(w.todo[sh], c)
+	}
 	last := -1
-	for i, shard := range w.shards {
-		w.active[i] = false
-		for _, rq := range shard {
-			if t := w.s.nextAt[rq.cpu]; t >= 0 && t < end {
-				w.active[i] = true
-				last = i
-				break
-			}
+	for i := range w.shards {
+		w.active[i] = len(w.todo[i]) > 0
+		if w.active[i] {
+			last = i
 		}
 	}
 	if w.s.cfg.Pin {

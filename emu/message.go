@@ -87,7 +87,8 @@ type message struct {
 // deliver carries out the epoch's posted changes in canonical order.
 func (s *Sim) deliver() {
 	ops := s.opsBuf[:0]
-	for _, rq := range s.cpus {
+	for _, i := range s.visit {
+		rq := s.cpus[i]
 		ops = append(ops, rq.outbox...)
 		rq.outbox = rq.outbox[:0]
 		rq.llcWrites = rq.llcWrites[:0]
@@ -178,6 +179,7 @@ func (s *Sim) applyAffinity(op *remoteOp) {
 // kernel work done on this CPU's behalf there) to this CPU's clock at its
 // next event: the one place debt is incurred (payDebt pays it).
 func (rq *RQ) addDebt(sym Symbol, ns int64) {
+	rq.sim.touch(rq)
 	rq.debt += ns
 	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: ns})
 }

@@ -24,6 +24,8 @@ type payer struct {
 
 // onBehalf runs fn on this RQ as work that CPU actor did and paid for.
 func (rq *RQ) onBehalf(actor *RQ, fn func()) {
+	rq.sim.touch(rq)
+	rq.sim.touch(actor)
 	was := rq.pay
 	rq.pay.paidBy = actor
 	fn()
@@ -32,6 +34,7 @@ func (rq *RQ) onBehalf(actor *RQ, fn func()) {
 
 // atBarrier runs fn as the barrier's work on this CPU's behalf.
 func (rq *RQ) atBarrier(fn func()) {
+	rq.sim.touch(rq)
 	was := rq.pay
 	rq.pay.barrier = true
 	fn()

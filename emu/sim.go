@@ -97,7 +97,14 @@ type Sim struct {
 	// bounds before stepping it).
 	epochEnd        int64             // the end of the epoch being closed by the barrier
 	epochStart      int64             // and its start
-	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go)
+	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
+	need            []bool            // CPUs the next barrier visits (visit.go)
+	needList        []int             // the same, in marking order
+	visited         []bool            // the CPUs this barrier visits (visit.go)
+	visit           []int             // the same, in CPU order
+	stepped         []int             // the CPUs stepped in the epoch (driver.go)
+	logsBuf         []*contention.Log // the visited CPUs' logs, for the weave
+	inBarrier       bool              // the barrier is running: changes to a CPU mark it (touch)
 	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
 	overloaded      bool              // rd->overload, recomputed at barriers
 	nrOverloaded    int               // CPUs whose snapshot has nr_running >= 2 (setSnap)
@@ -430,11 +437,25 @@ func (s *Sim) phaseBalanceTimers() {
 // tg->load_avg, check the invariants.
 func (s *Sim) barrier() {
 	s.Epochs++
+	s.beginVisit()
 	s.deliver()
-	res := s.space.WeaveUntil(s.logs, s.epochEnd)
+	s.extendVisit()
+	logs := s.logsBuf[:0]
+	for _, i := range s.visit {
+		logs = append(logs, s.cpus[i].log)
+	}
+	s.logsBuf = logs
+	res := s.space.WeaveUntil(logs, s.epochEnd)
 	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
-	for _, rq := range s.cpus {
+	for _, i := range s.visit {
+		rq := s.cpus[i]
 		rq.weaveBehind = s.space.Behind(rq.cpu)
+		if rq.weaveBehind {
+			s.touch(rq) // served, barrier by barrier, until it is not
+		}
+		if k < len(res.Sites) && res.Sites[k].CPU < rq.cpu {
+			panic(fmt.Sprintf("emu: barrier: the weave charged CPU %d, which the barrier does not visit (visit.go)", res.Sites[k].CPU))
+		}
 		st := res.StallNS[rq.cpu]
 		lo := k
 		for k < len(res.Sites) && res.Sites[k].CPU == rq.cpu {
@@ -471,17 +492,24 @@ func (s *Sim) barrier() {
 		}
 		s.onCPU[rq.cpu] = rq.onCPUView()
 	}
+	if k < len(res.Sites) {
+		panic(fmt.Sprintf("emu: barrier: the weave charged CPU %d, which the barrier does not visit (visit.go)", res.Sites[k].CPU))
+	}
 	for _, tg := range s.groups {
-		for _, rq := range s.cpus {
+		for _, i := range s.visit {
+			rq := s.cpus[i]
 			tg.published += rq.tgDelta[tg.id]
 			rq.tgDelta[tg.id] = 0
 		}
 	}
-	s.publish()
+	s.publishCPUs(s.visit)
+	s.endVisit()
 	if s.tracer != nil {
 		s.tracer.sample(s, res.StallNS)
 	}
 	if s.cfg.Check {
 		s.check()
+		s.checkUnvisited(res)
 	}
+	s.closeVisit()
 }

@@ -43,20 +43,35 @@ type taskSnap struct {
 // and the tasks marked dirty since the last one; the machine-wide values
 // follow each snapshot replaced (setSnap).
 func (s *Sim) publish() {
-	for i, rq := range s.cpus {
-		rq.wokeTo = rq.wokeTo[:0] // the barrier delivered them
-		if !rq.republish {
-			continue
-		}
-		rq.republish = false
-		s.setSnap(i, rq.exactSnap())
-		for _, t := range rq.dirty {
-			t.pub = s.cpus[t.cpu].exactTaskSnap(t)
-			t.isDirty = false
-		}
-		rq.dirty = rq.dirty[:0]
+	for i := range s.cpus {
+		s.publishCPU(i)
 	}
 	s.overloaded = s.nrOverloaded > 0
+}
+
+// publishCPUs is publish for the CPUs a barrier visits (visit.go): the
+// others have nothing new.
+func (s *Sim) publishCPUs(cpus []int) {
+	for _, i := range cpus {
+		s.publishCPU(i)
+	}
+	s.overloaded = s.nrOverloaded > 0
+}
+
+// publishCPU refreshes CPU i's snapshot and its dirty tasks', if changed.
+func (s *Sim) publishCPU(i int) {
+	rq := s.cpus[i]
+	rq.wokeTo = rq.wokeTo[:0] // the barrier delivered them
+	if !rq.republish {
+		return
+	}
+	rq.republish = false
+	s.setSnap(i, rq.exactSnap())
+	for _, t := range rq.dirty {
+		t.pub = s.cpus[t.cpu].exactTaskSnap(t)
+		t.isDirty = false
+	}
+	rq.dirty = rq.dirty[:0]
 }
 
 // setSnap publishes CPU i's snapshot v and keeps the machine-wide values
@@ -92,6 +107,7 @@ func (v *cpuSnap) counts() (overloaded, idle bool) { return v.nrRunning >= 2, v.
 // markDirty queues t for republication at the next barrier. Called by
 // the task's owner whenever something a remote waker reads changes.
 func (rq *RQ) markDirty(t *Task) {
+	rq.sim.touch(rq)
 	if !t.isDirty {
 		t.isDirty = true
 		rq.dirty = append(rq.dirty, t)
