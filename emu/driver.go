@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -38,6 +39,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	}
 	if len(s.nextAt) != len(s.cpus) {
 		s.nextAt = make([]int64, len(s.cpus))
+		s.live = make([]uint64, (len(s.cpus)+63)/64)
 	}
 	// Each CPU's next step, kept from barrier to barrier: a CPU's step
 	// touches only its own state, so stepping one never moves another's,
@@ -45,14 +47,17 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	// The run may start after changes made between runs: every CPU is
 	// looked at once.
 	s.needAll()
-	for i, rq := range s.cpus {
-		s.nextAt[i] = rq.nextStep()
+	for i := range s.cpus {
+		s.setNextAt(i)
 	}
 	for {
 		next := int64(-1)
-		for _, t := range s.nextAt {
-			if t >= 0 && (next < 0 || t < next) {
-				next = t
+		for w, x := range s.live {
+			for ; x != 0; x &= x - 1 {
+				t := s.nextAt[w*64+bits.TrailingZeros64(x)]
+				if next < 0 || t < next {
+					next = t
+				}
 			}
 		}
 		if s.space.Pending() > 0 && (next < 0 || next > s.epochEnd) {
@@ -74,10 +79,13 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 		// barrier then visits; a CPU with nothing before it is not
 		// stepped (its step would return at once).
 		s.stepped = s.stepped[:0]
-		for i, t := range s.nextAt {
-			if t >= 0 && t < end {
-				s.mark(i)
-				s.stepped = append(s.stepped, i)
+		for w, x := range s.live {
+			for ; x != 0; x &= x - 1 {
+				i := w*64 + bits.TrailingZeros64(x)
+				if s.nextAt[i] < end {
+					s.mark(i)
+					s.stepped = append(s.stepped, i)
+				}
 			}
 		}
 		if w != nil {

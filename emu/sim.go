@@ -98,6 +98,7 @@ type Sim struct {
 	epochEnd        int64             // the end of the epoch being closed by the barrier
 	epochStart      int64             // and its start
 	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
+	live            []uint64          // bit i: nextAt[i] >= 0 (setNextAt)
 	need            []bool            // CPUs the next barrier visits (visit.go)
 	needList        []int             // the same, in marking order
 	visited         []bool            // the CPUs this barrier visits (visit.go)

@@ -97,12 +97,25 @@ func (s *Sim) extendVisit() {
 // endVisit updates the next step of every CPU visited or touched.
 func (s *Sim) endVisit() {
 	for _, i := range s.visit {
-		s.nextAt[i] = s.cpus[i].nextStep()
+		s.setNextAt(i)
 	}
 	for _, i := range s.needList {
 		if !s.visited[i] {
-			s.nextAt[i] = s.cpus[i].nextStep()
+			s.setNextAt(i)
 		}
+	}
+}
+
+// setNextAt keeps CPU i's next step, and whether it has one (live: the
+// driver scans the CPUs with a next step, in CPU order, a word of 64 at a
+// time, so that CPUs with nothing to do cost nothing per epoch).
+func (s *Sim) setNextAt(i int) {
+	t := s.cpus[i].nextStep()
+	s.nextAt[i] = t
+	if t >= 0 {
+		s.live[i/64] |= 1 << (i % 64)
+	} else {
+		s.live[i/64] &^= 1 << (i % 64)
 	}
 }
 
