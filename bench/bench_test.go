@@ -22,7 +22,7 @@ func benchOn(b *testing.B, m *hwmodel.Machine, driver, name string, args ...stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	var events, virt int64
+	var events, virt, accesses int64
 	var host time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
@@ -38,10 +38,16 @@ func benchOn(b *testing.B, m *hwmodel.Machine, driver, name string, args ...stri
 		host += time.Since(t0)
 		events += res.Sim.EventsHandled()
 		virt += res.Sim.Now()
+		accesses += res.Sim.Space().Stats().Accesses
 	}
 	b.ReportMetric(float64(events)/host.Seconds(), "events/s")
 	b.ReportMetric(float64(virt)/1e3/host.Seconds(), "virtual-µs/s")
 	b.ReportMetric(float64(host.Nanoseconds())/float64(virt), "host-ms/virtual-ms")
+	// The shared accesses the weave priced, per virtual ms and per host
+	// µs of the run: the work the kernel model did, whatever the machine
+	// size (BenchmarkScaling: a larger machine's scans read more lines).
+	b.ReportMetric(float64(accesses)*1e6/float64(virt), "accesses/virtual-ms")
+	b.ReportMetric(float64(host.Nanoseconds())/float64(max(accesses, 1)), "host-ns/access")
 }
 
 // BenchmarkPipe is perf bench sched pipe on the 8-CPU HiKey: the engine's
@@ -93,7 +99,10 @@ func BenchmarkHackbenchSPR1s(b *testing.B) {
 
 // BenchmarkScaling runs the same small load (netperf UDP_RR with 4 pairs,
 // 10 ms) on machines of 8, 224 and 1,024 CPUs: the host time per virtual
-// ms should follow the CPUs that have work, not the CPUs there are.
+// ms should follow the CPUs that have work and what they do (the
+// accesses/virtual-ms metric: select_idle_cpu() and newidle balancing
+// read more rq lines in a larger LLC), not the CPUs there are; the
+// barrier visits only the CPUs with something to settle (emu/visit.go).
 func BenchmarkScaling(b *testing.B) {
 	for _, tc := range []struct {
 		name string
