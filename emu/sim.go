@@ -67,7 +67,7 @@ type Sim struct {
 
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
-	siteSym map[contention.Site]Symbol
+	siteSym []Symbol          // by contention.Site: the kernel symbol a site's stall is charged to (0 for other sites)
 	// newidleSite is the site of a newidle balance's remote reads, charged
 	// to SymLoadBalance in the profile but kept apart so that the stall
 	// they pay, whenever the weave reports it, reaches the balance's
@@ -156,10 +156,9 @@ func New(cfg Config) (*Sim, error) {
 	m := cfg.Machine
 	s := &Sim{
 		m: m, feat: cfg.Features, cfg: cfg,
-		tun:     NewTunables(m.NumCPUs(), m.HZ),
-		space:   contention.NewSpace(m),
-		syms:    newSymbolTable(),
-		siteSym: map[contention.Site]Symbol{},
+		tun:   NewTunables(m.NumCPUs(), m.HZ),
+		space: contention.NewSpace(m),
+		syms:  newSymbolTable(),
 	}
 	s.epoch = cfg.Epoch
 	if s.epoch <= 0 {
@@ -168,10 +167,10 @@ func New(cfg Config) (*Sim, error) {
 	for sym := Symbol(0); sym < numKernelSymbols; sym++ {
 		site := s.space.Site(kernelSymbolNames[sym])
 		s.sites = append(s.sites, site)
-		s.siteSym[site] = sym
+		s.setSiteSym(site, sym)
 	}
 	s.newidleSite = s.space.Site("sched_balance_rq (newidle)")
-	s.siteSym[s.newidleSite] = SymLoadBalance
+	s.setSiteSym(s.newidleSite, SymLoadBalance)
 	s.root = &TaskGroup{Name: "root", id: -1, shares: eevdf.Nice0Load,
 		cfsRq: make([]*CfsRq, m.NumCPUs()), se: make([]*SchedEntity, m.NumCPUs())}
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
@@ -434,6 +433,23 @@ func (s *Sim) phaseBalanceTimers() {
 	}
 }
 
+// setSiteSym charges site's stall to sym.
+func (s *Sim) setSiteSym(site contention.Site, sym Symbol) {
+	for int(site) >= len(s.siteSym) {
+		s.siteSym = append(s.siteSym, 0)
+	}
+	s.siteSym[site] = sym
+}
+
+// symOfSite is the symbol site's stall is charged to (0 for a site no
+// kernel symbol owns).
+func (s *Sim) symOfSite(site contention.Site) Symbol {
+	if int(site) < len(s.siteSym) {
+		return s.siteSym[site]
+	}
+	return 0
+}
+
 // barrier is the end of an epoch: price the shared accesses, publish
 // tg->load_avg, check the invariants.
 func (s *Sim) barrier() {
@@ -488,7 +504,7 @@ func (s *Sim) barrier() {
 			if i == len(sites)-1 {
 				ns = left
 			}
-			rq.addDebt(s.siteSym[c.Site], ns)
+			rq.addDebt(s.symOfSite(c.Site), ns)
 			left -= ns
 		}
 		s.onCPU[rq.cpu] = rq.onCPUView()
