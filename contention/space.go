@@ -84,7 +84,9 @@ type Space struct {
 	// its logs hold, not the machine's CPUs.
 	streamCPUs []int
 	stallCPUs  []int
-	siteBuf    []int64 // stall per site of one CPU, ps
+	siteBuf    []int64               // stall per site of one CPU, ps
+	unc        [hwmodel.NumOps]int64 // uncPS, once computed (uncSet)
+	uncSet     bool
 	siteHit    []Site
 }
 

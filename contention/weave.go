@@ -70,9 +70,7 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 // access logged: they come first, and the struct is padded to three cache
 // lines, so that they share one line in the (page-aligned) slice.
 type lineAcc struct {
-	accesses      int64
-	ops           [hwmodel.NumOps]int64
-	chargedPS     int64
+	ops           [hwmodel.NumOps]int64 // accesses by op (their sum, and their uncontended ps, are derived: accCharged)
 	transfers     [hwmodel.NumClasses]int64
 	invalidations int64
 	fills         int64
@@ -80,14 +78,35 @@ type lineAcc struct {
 	stallPS       int64
 	busyPS        int64
 	host          hostSample
-	_             [3]int64
+	_             [5]int64
 }
 
 type siteAcc struct {
-	accesses  int64
-	ops       [hwmodel.NumOps]int64
-	stallPS   int64
-	chargedPS int64
+	ops     [hwmodel.NumOps]int64 // as lineAcc's
+	stallPS int64
+}
+
+// accCharged is the number of accesses counted in ops and their
+// uncontended cost, ps (each op's UncontendedNS, rounded to whole ps, as
+// the weave charges it).
+func (s *Space) accCharged(ops *[hwmodel.NumOps]int64) (accesses, chargedPS int64) {
+	unc := s.uncPS()
+	for op, n := range ops {
+		accesses += n
+		chargedPS += n * unc[op]
+	}
+	return accesses, chargedPS
+}
+
+// uncPS is each op's uncontended cost in whole ps.
+func (s *Space) uncPS() *[hwmodel.NumOps]int64 {
+	if !s.uncSet {
+		for op := range hwmodel.NumOps {
+			s.unc[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
+		}
+		s.uncSet = true
+	}
+	return &s.unc
 }
 
 // Weave prices the logs to the end of time: WeaveUntil with no bound, so
@@ -181,10 +200,7 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 }
 
 func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
-	var uncPS [hwmodel.NumOps]int64
-	for op := range hwmodel.NumOps {
-		uncPS[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
-	}
+	uncPS := s.uncPS()
 	for _, c := range s.streamCPUs {
 		s.streams[c] = s.streams[c][:0]
 	}
@@ -197,7 +213,7 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	slices.Sort(s.streamCPUs) // built in CPU order, whatever the order of logs
 	var held []LineID
 	for _, c := range s.streamCPUs {
-		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], &uncPS, held[:0])
+		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], uncPS, held[:0])
 	}
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()
@@ -286,13 +302,8 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 		}
 		ready = t*1000 + uncPS[e.Op]
 		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep})
-		la, sa := &s.lineStats[e.Line], &s.siteStats[e.Site]
-		la.accesses++
-		la.ops[e.Op]++
-		la.chargedPS += uncPS[e.Op]
-		sa.accesses++
-		sa.ops[e.Op]++
-		sa.chargedPS += uncPS[e.Op]
+		s.lineStats[e.Line].ops[e.Op]++
+		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
 		names := make([]string, len(held))
@@ -436,16 +447,17 @@ func (s *Space) Stats() *Stats {
 	}
 	for i, a := range s.lineStats {
 		li := s.lineInfo[i]
-		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: a.accesses, Ops: a.ops,
+		accesses, chargedPS := s.accCharged(&a.ops)
+		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: a.ops,
 			Transfers: a.transfers, Invalidations: a.invalidations, Fills: a.fills, LockWaits: a.lockWaits,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000, BusyNS: float64(a.busyPS) / 1000,
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, BusyNS: float64(a.busyPS) / 1000,
 			Host: a.host.public()}
 		st.Lines[i] = ls
-		st.Accesses += a.accesses
+		st.Accesses += accesses
 		stallPS += a.stallPS
 		k := &st.Kinds[li.kind]
 		k.Lines++
-		k.Accesses += a.accesses
+		k.Accesses += accesses
 		k.Transfers += ls.TotalTransfers()
 		k.StallNS += ls.StallNS
 		k.UncontendedNS += ls.UncontendedNS
@@ -455,8 +467,9 @@ func (s *Space) Stats() *Stats {
 	}
 	st.StallNS = float64(stallPS) / 1000
 	for i, a := range s.siteStats {
-		st.Sites[i] = SiteStats{Site: Site(i), Name: s.sites[i], Accesses: a.accesses, Ops: a.ops,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(a.chargedPS) / 1000}
+		accesses, chargedPS := s.accCharged(&a.ops)
+		st.Sites[i] = SiteStats{Site: Site(i), Name: s.sites[i], Accesses: accesses, Ops: a.ops,
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000}
 	}
 	return st
 }
