@@ -39,7 +39,9 @@
 // nr_running consistent, each queue's sums and tree consistent,
 // tg->load_avg equal to the sum of the contributions both physically and
 // in the model. A broken invariant panics with the CPU, the task and the
-// state.
+// state. A barrier visits only the CPUs with something to settle (stepped
+// in the epoch, held by the weave, or changed at a barrier: visit.go), so
+// an epoch costs what it did, not the machine's size.
 //
 // # The cross-CPU protocol
 //
