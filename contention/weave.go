@@ -218,7 +218,7 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()
 	}
-	rr := s.rp.Advance(s.lines, s.streams, until)
+	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
 	res.Lines = rr.Lines
 	for _, i := range rr.Touched {
 		ls := &rr.Lines[i]

@@ -145,16 +145,22 @@ func (s *Sim) buildDomains() {
 		if d > reclaimDistance {
 			fl &^= SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE
 		}
+		// One span per home node (the CPUs of a node share it, read
+		// only), built when first asked for.
+		spans := make([][]int, len(m.Nodes))
 		levels = append(levels, level{"NUMA", func(c int) []int {
-			var span []int
 			home := m.CPUs[c].Node
-			for node, cpus := range m.Nodes {
-				if m.Distance[home][node] <= d {
-					span = append(span, cpus...)
+			if spans[home] == nil {
+				var span []int
+				for node, cpus := range m.Nodes {
+					if m.Distance[home][node] <= d {
+						span = append(span, cpus...)
+					}
 				}
+				slices.Sort(span)
+				spans[home] = span
 			}
-			slices.Sort(span)
-			return span
+			return spans[home]
 		}, fl, d})
 	}
 	s.domains = make([][]*Domain, n)

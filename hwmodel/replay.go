@@ -135,6 +135,7 @@ type Replayer struct {
 	// (replayCPU.waiting). Bitsets over CPUs, walked in CPU order.
 	dirty, waitSet []uint64
 	res            ReplayResult
+	withNew        []int // Advance's scratch: the CPUs with new requests
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
@@ -242,6 +243,20 @@ func splitmix64(x uint64) uint64 {
 // and every tie has a fixed order. Advance panics if requests wait with
 // nothing left that could serve them (a lock cycle).
 func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *ReplayResult {
+	rp.withNew = rp.withNew[:0]
+	for c, s := range streams {
+		if len(s) > 0 {
+			rp.withNew = append(rp.withNew, c)
+		}
+	}
+	return rp.AdvanceCPUs(lines, streams, rp.withNew, until)
+}
+
+// AdvanceCPUs is Advance for a caller that knows which CPUs have new
+// requests: cpus lists, in increasing order, every CPU whose stream is not
+// empty (other streams are not looked at), so that a call costs what it
+// replays, not the machine's CPUs.
+func (rp *Replayer) AdvanceCPUs(lines []*Line, streams [][]Req, cpus []int, until int64) *ReplayResult {
 	if len(lines) < len(rp.lines) {
 		panic(fmt.Sprintf("hwmodel: Replayer: %d lines after %d; lines may only be added", len(lines), len(rp.lines)))
 	}
@@ -291,9 +306,10 @@ func (rp *Replayer) Advance(lines []*Line, streams [][]Req, until int64) *Replay
 		rp.dirty[wi] = 0
 	}
 	res.CPUs = res.CPUs[:0]
-	for c, s := range streams {
-		if len(s) == 0 {
-			continue
+	for k, c := range cpus {
+		s := streams[c]
+		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
+			panic(fmt.Sprintf("hwmodel: Replay: CPU %d listed with an empty stream or out of order (AdvanceCPUs)", c))
 		}
 		cpu := &rp.cpus[c]
 		for i, q := range s {
