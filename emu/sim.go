@@ -103,6 +103,7 @@ type Sim struct {
 	needList        []int             // the same, in marking order
 	visited         []bool            // the CPUs this barrier visits (visit.go)
 	visit           []int             // the same, in CPU order
+	visits          int64             // the visits of all barriers so far (visit_test.go)
 	stepped         []int             // the CPUs stepped in the epoch (driver.go)
 	logsBuf         []*contention.Log // the visited CPUs' logs, for the weave
 	inBarrier       bool              // the barrier is running: changes to a CPU mark it (touch)

@@ -92,6 +92,7 @@ func (s *Sim) extendVisit() {
 	if added {
 		slices.Sort(s.visit)
 	}
+	s.visits += int64(len(s.visit))
 }
 
 // endVisit updates the next step of every CPU visited or touched.
