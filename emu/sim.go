@@ -78,7 +78,6 @@ type Sim struct {
 
 	now   int64 // the time every CPU has reached (after Run)
 	epoch int64
-	logs  []*contention.Log
 
 	// The published view (snapshot.go) and the barrier's scratch:
 	// barrier only.
@@ -196,7 +195,6 @@ func New(cfg Config) (*Sim, error) {
 		rq.avgLine = s.space.NewLine("rq"+itoa(cpu)+".cfs.avg", home)
 		s.root.cfsRq[cpu] = rq.cfs
 		s.cpus = append(s.cpus, rq)
-		s.logs = append(s.logs, rq.log)
 	}
 	s.uclampUsed = cfg.Features.Has(UCLAMP)
 	s.llcSnap = make([]llcSnap, m.NumCPUs())
