@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -85,8 +86,7 @@ type Space struct {
 	streamCPUs []int
 	stallCPUs  []int
 	siteBuf    []int64               // stall per site of one CPU, ps
-	unc        [hwmodel.NumOps]int64 // uncPS, once computed (uncSet)
-	uncSet     bool
+	uncPS      [hwmodel.NumOps]int64 // each op's uncontended cost in whole ps (NewSpace)
 	siteHit    []Site
 }
 
@@ -104,6 +104,9 @@ func NewSpace(m *hwmodel.Machine) *Space {
 		remPS:   make([]int64, m.NumCPUs()),
 		streams: make([][]hwmodel.Req, m.NumCPUs()),
 		byCPU:   make([]*Log, m.NumCPUs()),
+	}
+	for op := range hwmodel.NumOps {
+		s.uncPS[op] = int64(math.Round(m.UncontendedNS(op) * 1000))
 	}
 	s.Site("-") // NoSite
 	return s

@@ -90,23 +90,11 @@ type siteAcc struct {
 // uncontended cost, ps (each op's UncontendedNS, rounded to whole ps, as
 // the weave charges it).
 func (s *Space) accCharged(ops *[hwmodel.NumOps]int64) (accesses, chargedPS int64) {
-	unc := s.uncPS()
 	for op, n := range ops {
 		accesses += n
-		chargedPS += n * unc[op]
+		chargedPS += n * s.uncPS[op]
 	}
 	return accesses, chargedPS
-}
-
-// uncPS is each op's uncontended cost in whole ps.
-func (s *Space) uncPS() *[hwmodel.NumOps]int64 {
-	if !s.uncSet {
-		for op := range hwmodel.NumOps {
-			s.unc[op] = int64(math.Round(s.m.UncontendedNS(op) * 1000))
-		}
-		s.uncSet = true
-	}
-	return &s.unc
 }
 
 // Weave prices the logs to the end of time: WeaveUntil with no bound, so
@@ -200,7 +188,6 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 }
 
 func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
-	uncPS := s.uncPS()
 	for _, c := range s.streamCPUs {
 		s.streams[c] = s.streams[c][:0]
 	}
@@ -213,7 +200,7 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	slices.Sort(s.streamCPUs) // built in CPU order, whatever the order of logs
 	var held []LineID
 	for _, c := range s.streamCPUs {
-		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], uncPS, held[:0])
+		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], &s.uncPS, held[:0])
 	}
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()

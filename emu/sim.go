@@ -103,6 +103,7 @@ type Sim struct {
 	visited         []bool            // the CPUs this barrier visits (visit.go)
 	visit           []int             // the same, in CPU order
 	visits          int64             // the visits of all barriers so far (visit_test.go)
+	allCPUs         []int             // 0..n-1, fixed (publish)
 	stepped         []int             // the CPUs stepped in the epoch (driver.go)
 	logsBuf         []*contention.Log // the visited CPUs' logs, for the weave
 	inBarrier       bool              // the barrier is running: changes to a CPU mark it (touch)
@@ -215,6 +216,7 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s.ipiDelay = max(1, m.Cost(hwmodel.OpIPIDeliver))
 	s.pollDelay = max(1, m.Cost(hwmodel.OpIdleExit))
+	s.allCPUs = seq(len(s.cpus))
 	for _, rq := range s.cpus {
 		rq.republish = true
 	}

@@ -42,12 +42,7 @@ type taskSnap struct {
 // publish refreshes the snapshots at a barrier: every CPU that changed,
 // and the tasks marked dirty since the last one; the machine-wide values
 // follow each snapshot replaced (setSnap).
-func (s *Sim) publish() {
-	for i := range s.cpus {
-		s.publishCPU(i)
-	}
-	s.overloaded = s.nrOverloaded > 0
-}
+func (s *Sim) publish() { s.publishCPUs(s.allCPUs) }
 
 // publishCPUs is publish for the CPUs a barrier visits (visit.go): the
 // others have nothing new.

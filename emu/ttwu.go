@@ -257,15 +257,16 @@ func (p *Task) leavePending(sem *Sem, stamp int64) {
 // task does.
 func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
-	s.touch(s.cpus[p.cpu])
 	if !asleepOn(p.state, p.waitingOn, op.sem) {
 		p.leavePending(op.sem, op.stamp)
 		return
 	}
+	// The wakee's CPU (its sleep timer, its queue if it moves) and the
+	// waker change here; the target does below (markDirty).
+	s.touch(s.cpus[p.cpu])
 	s.redirectClaimedIdle(op)
 	waker := s.cpus[op.from]
 	s.touch(waker)
-	s.touch(s.cpus[op.target])
 	s.traceClaim(op, op.target != p.cpu)
 	p.wokenBy(op.sem, op.stamp)
 	p.setState(TaskWaking)
