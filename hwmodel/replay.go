@@ -297,7 +297,11 @@ func (rp *Replayer) AdvanceCPUs(lines []*Line, streams [][]Req, cpus []int, unti
 			// carries the fraction), so the new stream's times
 			// include exactly that.
 			cpu.base = cpu.shift - cpu.shift%1000
-			if cpu.next > 0 {
+			// Drop the issued requests once they are at least half
+			// the queue, so that a CPU with a long backlog (stalled
+			// behind a busy line) does not copy it at every call: each
+			// request is copied O(1) times.
+			if cpu.next > 0 && 2*cpu.next >= len(cpu.reqs) {
 				n := copy(cpu.reqs, cpu.reqs[cpu.next:])
 				cpu.reqs = cpu.reqs[:n]
 				cpu.next = 0
@@ -607,9 +611,7 @@ func (rp *Replayer) act(c int, now int64) {
 			rp.block(c, now)
 			return
 		}
-		if cpu.next == 0 {
-			setBit(rp.dirty, c) // its queue moves: compacted next call
-		}
+		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
 		l := &rp.ls[p.line]
 		st := rp.touch(p.line)
