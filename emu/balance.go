@@ -246,9 +246,6 @@ func (rq *RQ) ownOverload() bool {
 func (b *RQ) lbView(c int) cpuSnap {
 	if c != b.cpu {
 		site := b.site(SymLoadBalance)
-		if b.inNewidle {
-			site = b.sim.newidleSite
-		}
 		o := b.sim.cpus[c]
 		// update_sg_lb_stats() loads each CPU's runqueue independently
 		// of the others: the misses overlap.
@@ -772,14 +769,25 @@ func (s *Sim) doPull(op *remoteOp) {
 			s.tracePull(actor, p, src.cpu, dst.cpu, r.idle == cpuNewlyIdle)
 		}
 		hot = hotMoved
+		// A newidle pull's attach is timed with the rest of its
+		// balance (newidlePulled): dst is the puller.
+		newidle := r.idle == cpuNewlyIdle && actor == dst
+		dst.inNewidle = newidle
 		dst.lockRQ(SymLoadBalance)
 		dst.updateRQClock()
 		for _, p := range tasks {
 			s.attachTask(p, dst, actor)
 		}
 		dst.unlockRQ(SymLoadBalance)
+		dst.inNewidle = false
 		moved = len(tasks)
-		actor.addDebt(SymLoadBalance, int64(moved)*(s.m.Cost(hwmodel.OpMigrate)+s.m.Cost(hwmodel.OpEnqueue)+s.m.Cost(hwmodel.OpDequeue)))
+		work := int64(moved) * (s.m.Cost(hwmodel.OpMigrate) + s.m.Cost(hwmodel.OpEnqueue) + s.m.Cost(hwmodel.OpDequeue))
+		actor.addDebt(SymLoadBalance, work)
+		if newidle {
+			dst.newidlePulled(r.sd, moved, work, s.epochEnd)
+		}
+	} else if r.idle == cpuNewlyIdle && actor == dst {
+		dst.newidlePulled(r.sd, 0, 0, s.epochEnd)
 	}
 	r.moved = moved
 	sd := r.sd

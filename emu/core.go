@@ -107,7 +107,12 @@ func (rq *RQ) postOrApply(op remoteOp) {
 }
 
 // site is the contention site of a symbol (an access's caller).
-func (rq *RQ) site(sym Symbol) contention.Site { return rq.sim.sites[sym] }
+func (rq *RQ) site(sym Symbol) contention.Site {
+	if rq.inNewidle {
+		return rq.sim.newidleSites[sym]
+	}
+	return rq.sim.sites[sym]
+}
 
 // access charges the uncontended cost of a shared-line access; the weave
 // adds the rest later.

@@ -120,8 +120,14 @@ func (rq *RQ) newidleBalance() {
 		return
 	}
 	t0 := rq.now
+	// Every access from here to the end of the loop is timed by the
+	// sched_clock_cpu() deltas of update_newidle_cost(): it logs to the
+	// newidle sites (RQ.site), whose stalls the barrier adds to the
+	// cost.
+	rq.inNewidle = true
 	rq.updateBlockedAveragesLocked()
 	var curr int64
+	pulled := false
 	for _, sd := range doms {
 		// v6.6 updates at the top of the loop, v5.15 after the
 		// domain's balance and before its cost break: the same domains.
@@ -132,9 +138,7 @@ func (rq *RQ) newidleBalance() {
 		if sd.Flags&SD_BALANCE_NEWIDLE == 0 {
 			continue
 		}
-		rq.inNewidle = true
 		req, _ := rq.loadBalance(rq.cpu, sd, cpuNewlyIdle)
-		rq.inNewidle = false
 		cost := rq.now - t0
 		sd.updateNewidleCost(cost, rq.now)
 		rq.newidleSD, rq.newidleCost = sd, cost
@@ -142,11 +146,42 @@ func (rq *RQ) newidleBalance() {
 		t0 = rq.now
 		// Stop searching for tasks to pull if we will have one.
 		if req.willMove() || rq.nrRunning > 0 || rq.ttwuPending() {
+			pulled = req.willMove() || rq.nrRunning > 0
 			break
 		}
 	}
+	rq.inNewidle = false
 	// Move the next balance forward.
 	rq.nextBalance = min(rq.nextBalance, next)
+	// "if (pulled_task) this_rq->idle_stamp = 0": the CPU does not go
+	// idle, so its next wakeup is no sample of an idle period. A posted
+	// pull that moves nothing at the barrier puts the stamp back
+	// (doPull): the CPU idled after all.
+	if pulled {
+		rq.pulledStamp, rq.idleStamp = rq.idleStamp, 0
+	}
+}
+
+// newidlePulled is the rest of newidle_balance() for a pull decided by
+// it, carried out at the barrier: update_newidle_cost() times
+// load_balance() with sched_clock_cpu(), so the cost of domain sd
+// includes detach_tasks() and attach_tasks() (their work here; the stalls
+// of the attach, which this CPU logs to its newidle sites, as the barrier
+// reports them). Simplified: the detach runs under the source's lock on
+// the source's log (where this model logs work done on a CPU's behalf),
+// so its stalls are the source's and are not in this cost. A pull that
+// moved nothing restores the idle stamp newidleBalance cleared.
+func (rq *RQ) newidlePulled(sd *Domain, moved int, work int64, now int64) {
+	if moved == 0 {
+		if rq.idleStamp == 0 && rq.curr == nil && rq.nrRunning == 0 {
+			rq.idleStamp = rq.pulledStamp
+		}
+		return
+	}
+	if rq.newidleSD == sd {
+		rq.newidleCost += work
+		sd.updateNewidleCost(rq.newidleCost, now)
+	}
 }
 
 // updateNextBalance is fair.c: update_next_balance(): the earlier of next

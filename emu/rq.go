@@ -97,11 +97,15 @@ type rqKernel struct {
 	// walked and what it cost: the work at once, the coherence stalls of
 	// its remote reads as the barriers' weaves report them (the kernel's
 	// sched_clock() delta includes them). inNewidle: a newidle balance is
-	// running (its reads log to Sim.newidleSite). barrier: the weave adds
-	// the stalls to newidleCost.
+	// running (its accesses log to Sim.newidleSites). barrier: the weave
+	// adds the stalls to newidleCost.
 	newidleSD   *Domain
 	newidleCost int64
 	inNewidle   bool
+	// pulledStamp is idle_stamp as newidleBalance found it when it
+	// decided a pull (and so cleared idle_stamp), for doPull to put back
+	// if the pull moves nothing.
+	pulledStamp int64
 
 	// Load balancing state: the next periodic balance (jiffies), the
 	// EWMA of idle periods and when the current one began (avg_idle,

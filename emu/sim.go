@@ -68,11 +68,14 @@ type Sim struct {
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
 	siteSym []Symbol          // by contention.Site: the kernel symbol a site's stall is charged to (0 for other sites)
-	// newidleSite is the site of a newidle balance's remote reads, charged
-	// to SymLoadBalance in the profile but kept apart so that the stall
-	// they pay, whenever the weave reports it, reaches the balance's
-	// measured cost (update_newidle_cost()).
-	newidleSite contention.Site
+	// newidleSites are the sites of the accesses a newidle balance makes,
+	// per kernel symbol (RQ.site while RQ.inNewidle): charged to the same
+	// symbols in the profile, but kept apart so that the stall they pay,
+	// whenever the weave reports it, reaches the balance's measured cost
+	// (update_newidle_cost()). They are the Sites newidleLo up to
+	// newidleLo+numKernelSymbols.
+	newidleSites []contention.Site
+	newidleLo    contention.Site
 
 	uclampUsed bool
 
@@ -170,8 +173,16 @@ func New(cfg Config) (*Sim, error) {
 		s.sites = append(s.sites, site)
 		s.setSiteSym(site, sym)
 	}
-	s.newidleSite = s.space.Site("sched_balance_rq (newidle)")
-	s.setSiteSym(s.newidleSite, SymLoadBalance)
+	for sym := Symbol(0); sym < numKernelSymbols; sym++ {
+		site := s.space.Site(kernelSymbolNames[sym] + " (newidle)")
+		if sym == 0 {
+			s.newidleLo = site
+		} else if site != s.newidleLo+contention.Site(sym) {
+			panic(fmt.Sprintf("emu: newidle site of %s is %d, not %d", kernelSymbolNames[sym], site, s.newidleLo+contention.Site(sym)))
+		}
+		s.newidleSites = append(s.newidleSites, site)
+		s.setSiteSym(site, sym)
+	}
 	s.root = &TaskGroup{Name: "root", id: -1, shares: eevdf.Nice0Load,
 		cfsRq: make([]*CfsRq, m.NumCPUs()), se: make([]*SchedEntity, m.NumCPUs())}
 	for cpu := 0; cpu < m.NumCPUs(); cpu++ {
@@ -371,6 +382,11 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	return t, nil
 }
 
+// isNewidleSite reports whether site is one of the newidle sites.
+func (s *Sim) isNewidleSite(site contention.Site) bool {
+	return site >= s.newidleLo && site < s.newidleLo+contention.Site(numKernelSymbols)
+}
+
 // forkTask is the scheduler's part of kernel/fork.c: kernel_clone() for
 // t on this CPU, now: core.c: sched_fork()'s init_entity_runnable_average()
 // (fair.c), then wake_up_new_task(), whose post_init_entity_util_avg()
@@ -488,8 +504,8 @@ func (s *Sim) barrier() {
 			// walked (the largest, which dominates).
 			var stall float64
 			for _, c := range sites {
-				if c.Site == s.newidleSite {
-					stall = c.NS
+				if s.isNewidleSite(c.Site) {
+					stall += c.NS
 				}
 			}
 			if stall > 0 {
