@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu/pelt"
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -761,25 +762,30 @@ func (s *Sim) doPull(op *remoteOp) {
 	moved := 0
 	hot := 0
 	if src.nrRunning > 1 && dst.cpu != src.cpu {
+		// load_balance() runs on the balancing CPU: detach_tasks()
+		// under the busiest runqueue's lock and attach_tasks() under
+		// dst's are its work, so their accesses go on its log and
+		// their stalls are its own. A newidle pull's are timed with
+		// the rest of its balance (newidlePulled): dst is the puller.
+		newidle := r.idle == cpuNewlyIdle && actor == dst
+		saved := src.logOn(actor, newidle)
 		src.lockRQ(SymLoadBalance)
 		src.updateRQClock()
 		tasks, hotMoved := src.detachTasks(r, dst)
 		src.unlockRQ(SymLoadBalance)
+		src.logBack(saved)
 		for _, p := range tasks {
 			s.tracePull(actor, p, src.cpu, dst.cpu, r.idle == cpuNewlyIdle)
 		}
 		hot = hotMoved
-		// A newidle pull's attach is timed with the rest of its
-		// balance (newidlePulled): dst is the puller.
-		newidle := r.idle == cpuNewlyIdle && actor == dst
-		dst.inNewidle = newidle
+		saved = dst.logOn(actor, newidle)
 		dst.lockRQ(SymLoadBalance)
 		dst.updateRQClock()
 		for _, p := range tasks {
 			s.attachTask(p, dst, actor)
 		}
 		dst.unlockRQ(SymLoadBalance)
-		dst.inNewidle = false
+		dst.logBack(saved)
 		moved = len(tasks)
 		work := int64(moved) * (s.m.Cost(hwmodel.OpMigrate) + s.m.Cost(hwmodel.OpEnqueue) + s.m.Cost(hwmodel.OpDequeue))
 		actor.addDebt(SymLoadBalance, work)
@@ -820,6 +826,40 @@ func (s *Sim) doPull(op *remoteOp) {
 		next := min(r.nextIfNone, sd.lastBalance+dst.balanceInterval(sd, false))
 		dst.nextBalance = min(dst.nextBalance, next)
 	}
+}
+
+// logOn makes this RQ's code log its accesses on actor's log until
+// logBack: the kernel runs it on actor's CPU (load_balance() detaching
+// from, or attaching to, another CPU's runqueue), so the weave charges
+// actor the stalls. newidle: the accesses are a newidle balance's
+// (RQ.site), timed in its cost. It returns this RQ's own log.
+// The accesses are logged on scratch first and then appended to actor's
+// log, in their order, at actor's clock (logNow): the two CPUs' clocks
+// differ, and the replay spaces a CPU's requests by their own costs.
+func (rq *RQ) logOn(actor *RQ, newidle bool) *contention.Log {
+	if rq.onLog == nil {
+		rq.onLog = contention.NewLog(rq.cpu)
+	}
+	own := rq.log
+	rq.log = rq.onLog
+	rq.inNewidle = newidle
+	rq.logActor = actor
+	return own
+}
+
+// logBack ends logOn: the accesses move to the actor's log.
+func (rq *RQ) logBack(own *contention.Log) {
+	actor := rq.logActor
+	to := actor.log
+	for _, e := range rq.onLog.Entries() {
+		was := to.SetIndependent(e.Indep)
+		to.Record(actor.logNow(), e.Line, e.Op, e.Site)
+		to.SetIndependent(was)
+	}
+	rq.onLog.Reset()
+	rq.log = own
+	rq.inNewidle = false
+	rq.logActor = nil
 }
 
 // detachTasks is fair.c: detach_tasks(): from the least recently run,

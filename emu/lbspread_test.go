@@ -19,7 +19,7 @@ type spreadLLCResult struct {
 // stackedPairRun builds the scenario on one 4-CPU LLC of hikey-8
 // (the MC level, SD_SHARE_LLC: the cluster's L2 is the last cache): two
 // hogs stacked on CPU 0, allowed on CPUs 0 and 1, and on CPU 1 a pinned
-// task that runs 200 ms and then sleeps, leaving CPU 1 idle with ~1000 of
+// task that runs 201.5 ms and then sleeps, leaving CPU 1 idle with ~1000 of
 // blocked util. (CPUs 2 and 3 stay idle and empty: the hogs may not go
 // there, and no busy CPU of the LLC competes for them; with busy siblings
 // the overloaded CPU 0 would also lose a hog to their migrate_load pulls,
@@ -32,7 +32,12 @@ func stackedPairRun(t *testing.T, feat string) spreadLLCResult {
 	n, idleAt := 0, int64(-1)
 	mustTask(t, s, TaskSpec{Comm: "sleeper", CPU: 1, Prog: ProgramFunc(func(tk *Task) Action {
 		if n++; n == 1 {
-			return Run(200 * ms)
+			// 1.5 ms past the tick at which CPU 0 last switched
+			// hogs, so the waiting hog is cache-cold (task_hot():
+			// exec_start over 500 us ago) when CPU 1 goes newly
+			// idle. At a tick it has just run, and can_migrate_task()
+			// refuses it in the fixed kernel too.
+			return Run(201500 * us)
 		} else if n == 2 {
 			// The signals as the sleeper blocks (the serial driver:
 			// reading CPU 0's tasks from here is safe).

@@ -187,6 +187,11 @@ type rqAccount struct {
 	// lock and lines the waker logged (ttwudirect.go). Owned by the
 	// CPU; made on first use.
 	applyLog *contention.Log
+	// onLog is scratch for work this CPU's code does that the kernel
+	// runs on another CPU, logActor (logOn). Owned by the CPU; made on
+	// first use; used at barriers.
+	onLog    *contention.Log
+	logActor *RQ
 
 	// debt is weave stall and barrier-done work not yet charged to this
 	// CPU's clock, with its breakdown by symbol. barrier: added to

@@ -135,7 +135,11 @@ func rqLockScenario(t *testing.T, feat string, n int) rqLockOutcome {
 // to it. TTWU_QUEUE_L2 (Mathieu Desnoyers' RFC: ttwu_queue_cond() tests
 // cpus_share_resources(), the L2) queues each of those wakeups on the
 // target's wake list (__ttwu_queue_wakelist()): no waker takes the lock,
-// whatever n.
+// whatever n. The lock requests CPU 0's lock still sees with the wake
+// list are the newly idle wakers' load_balance() (sched_balance_rq(), v6.6:
+// rq_lock_irqsave(busiest) around detach_tasks(), which finds both tasks
+// pinned), taken on the waker's CPU as the kernel does: not one per
+// wakeup.
 func TestRQLockDirectVsWakelist(t *testing.T) {
 	perWake := map[int]float64{}
 	for _, n := range []int{1, 4, 7} {
@@ -185,8 +189,19 @@ func TestRQLockDirectVsWakelist(t *testing.T) {
 		if o.wakelist < o.wakeups*99/100 || o.direct != 0 || o.remoteLock != 0 {
 			t.Errorf("TTWU_QUEUE_L2, %d wakers: %d wakeups, %d via the wake list, %d direct, %d remote locks; want all queued", n, o.wakeups, o.wakelist, o.direct, o.remoteLock)
 		}
-		if o.lockWaits != 0 {
-			t.Errorf("TTWU_QUEUE_L2, %d wakers: %d lock requests waited on CPU 0's rq lock; only its owner takes it", n, o.lockWaits)
+		// The waits left are the balancers' (see above): far fewer
+		// than one per wakeup, and the wakers' try_to_wake_up() stall
+		// a small fraction of the direct path's.
+		if o.lockWaits > o.wakeups/2 {
+			t.Errorf("TTWU_QUEUE_L2, %d wakers: %d lock requests waited on CPU 0's rq lock for %d wakeups; want well under one per wakeup", n, o.lockWaits, o.wakeups)
 		}
+		if q := o.ttwuStallNS / float64(o.wakelist); q > perWake[n]/4 {
+			t.Errorf("TTWU_QUEUE_L2, %d wakers: try_to_wake_up stall %.1f ns per wakeup against %.1f on the direct path; want under a quarter", n, q, perWake[n])
+		}
+	}
+	// With more than one waker, some CPU other than CPU 0 takes its
+	// lock: the newly idle wakers' load_balance() on their own CPUs.
+	if o := rqLockScenario(t, "v6.6-eevdf,+TTWU_QUEUE_L2", 7); o.lockWaits == 0 {
+		t.Errorf("TTWU_QUEUE_L2, 7 wakers: no lock request ever waited on CPU 0's rq lock; the wakers' newidle load_balance() takes it to detach_tasks()")
 	}
 }
