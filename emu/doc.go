@@ -90,6 +90,16 @@
 // send, the work of its pulls) is debt too (addDebt, the one place debt
 // is incurred), paid on its clock before its next event.
 //
+// Whose log an access goes on decides whose stall it is. A pull's detach
+// and attach are logged on the balancing CPU's log (logOn in balance.go):
+// the kernel runs load_balance() there, under the other runqueue's lock.
+// A direct wakeup's lock, clock and rq->cfs.avg stores are the waker's;
+// the rest of its enqueue (tg->load_avg, removed load, uclamp) is still
+// logged on the target (ttwudirect.go), a simplification. A newidle
+// balance logs to the newidle sites (RQ.site), so that the stall it pays
+// reaches its measured cost, update_newidle_cost(), as sched_clock_cpu()
+// would.
+//
 // # A remote wakeup, file by file
 //
 // netperf's UDP_RR client, on CPU 3, sends a request to its server,
