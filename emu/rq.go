@@ -94,11 +94,15 @@ type rqKernel struct {
 	sisRecent int
 
 	// newidleSD and newidleCost are the last domain a newidle balance
-	// walked and what it cost: the work at once, the coherence stalls of
-	// its remote reads as the barriers' weaves report them (the kernel's
-	// sched_clock() delta includes them). inNewidle: a newidle balance is
-	// running (its accesses log to Sim.newidleSites). barrier: the weave
-	// adds the stalls to newidleCost.
+	// walked and what it cost: the work at once (and its pull's detach
+	// and attach when the barrier carries the pull out), the coherence
+	// stalls of all its accesses as the barriers' weaves report them (the
+	// kernel's sched_clock() delta includes them). Simplified: every stall
+	// goes to the last domain walked, the largest, and a stall reported
+	// after the next newidle balance began goes to that one. inNewidle: a
+	// newidle balance (or its pull, logOn) is running, and its accesses
+	// log to Sim.newidleSites. barrier: the weave adds the stalls to
+	// newidleCost.
 	newidleSD   *Domain
 	newidleCost int64
 	inNewidle   bool
