@@ -319,6 +319,12 @@ func (s *Space) Pending() int {
 // not run on (the engine holds it until the replay catches up).
 func (s *Space) Behind(cpu int) bool { return s.rp != nil && s.rp.Behind(cpu) }
 
+// Owes reports whether a later weave may still charge CPU cpu
+// (hwmodel.Replayer.Owes): accesses not yet issued, one waiting at a
+// busy line, or independent loads in flight. Unlike Behind, the CPU may
+// run on.
+func (s *Space) Owes(cpu int) bool { return s.rp != nil && s.rp.Owes(cpu) }
+
 // Now is the virtual time the weave has replayed up to.
 func (s *Space) Now() int64 {
 	if s.rp == nil {

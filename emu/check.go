@@ -198,8 +198,8 @@ func (s *Sim) checkUnvisited(res *contention.WeaveResult) {
 			what = "a snapshot to publish"
 		case len(rq.wokeTo) > 0 || len(rq.llcWrites) > 0:
 			what = "wakeups or sd_llc_shared writes of the epoch"
-		case s.space.Behind(i) || rq.weaveBehind:
-			what = "accesses the weave has not served"
+		case s.space.Owes(i) || rq.weaveBehind:
+			what = "accesses the weave has not served or charged"
 		case res.StallNS[i] != 0:
 			what = fmt.Sprintf("%d ns of stall", res.StallNS[i])
 		case s.onCPU[i] != rq.onCPUView():

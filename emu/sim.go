@@ -484,8 +484,11 @@ func (s *Sim) barrier() {
 	for _, i := range s.visit {
 		rq := s.cpus[i]
 		rq.weaveBehind = s.space.Behind(rq.cpu)
-		if rq.weaveBehind {
-			s.touch(rq) // served, barrier by barrier, until it is not
+		if rq.weaveBehind || s.space.Owes(rq.cpu) {
+			// Served, and charged, barrier by barrier, until it is
+			// not: also a CPU that runs on (or idles) with an access
+			// still waiting or loads in flight.
+			s.touch(rq)
 		}
 		if k < len(res.Sites) && res.Sites[k].CPU < rq.cpu {
 			panic(fmt.Sprintf("emu: barrier: the weave charged CPU %d, which the barrier does not visit (visit.go)", res.Sites[k].CPU))

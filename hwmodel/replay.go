@@ -410,6 +410,19 @@ func (rp *Replayer) Behind(c int) bool {
 	return cpu.next < len(cpu.reqs)
 }
 
+// Owes reports whether a later call may still charge CPU c: it has
+// requests not yet issued (Behind), a request waiting at its line, or
+// independent reads in flight, whose wait is charged when the CPU blocks
+// on them (at the latest when its reorder window runs out). A caller that
+// hands out the charges must keep such a CPU in view.
+func (rp *Replayer) Owes(c int) bool {
+	if c >= len(rp.cpus) {
+		return false
+	}
+	cpu := &rp.cpus[c]
+	return cpu.next < len(cpu.reqs) || cpu.waiting || cpu.out.len() > 0
+}
+
 // Now is the replay's clock, in virtual ns: the until of the last call
 // (or the last event served, after a call without bound).
 func (rp *Replayer) Now() int64 { return rp.now / 1000 }

@@ -458,3 +458,48 @@ func TestReplayFreeLineServedAtArrival(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayOwes: a CPU whose independent load still waits behind a
+// queue of RMWs when a call ends has issued everything (not Behind), yet
+// a later call charges it the wait: Owes says so, so that the caller
+// keeps the CPU in view until it has been charged (emu's barrier visits
+// it; before, an idle CPU with loads in flight could be charged by a
+// barrier that did not visit it).
+func TestReplayOwes(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	line := m.NewLine(0)
+	lines := []*Line{line}
+	rp := m.NewReplayer()
+	streams := make([][]Req, m.NumCPUs())
+	for c := 1; c <= 16; c++ {
+		streams[c] = []Req{{T: 0, Op: RMW}}
+	}
+	streams[0] = []Req{{T: 1, Op: Read, Indep: true}}
+	res := rp.Advance(lines, streams, 100)
+	if len(res.Served[0]) != 0 {
+		t.Fatalf("CPU 0 served by t=100 ns: %+v; want its load still queued behind 16 RMWs", res.Served[0])
+	}
+	if rp.Behind(0) {
+		t.Fatal("CPU 0 Behind with its only request issued")
+	}
+	if !rp.Owes(0) {
+		t.Fatal("CPU 0 has a load in flight and Owes is false")
+	}
+	var charged float64
+	for range 100 {
+		res = rp.Advance(lines, make([][]Req, m.NumCPUs()), rp.Now()+100)
+		charged += res.CPUStall[0]
+		if !rp.Owes(0) {
+			break
+		}
+	}
+	if rp.Owes(0) {
+		t.Fatal("CPU 0 still owes after 10 us")
+	}
+	if charged <= 0 {
+		t.Errorf("CPU 0 was never charged for a load that waited behind 16 RMWs")
+	}
+	if rp.Owes(1) {
+		t.Error("CPU 1, served, still owes")
+	}
+}
