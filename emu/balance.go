@@ -832,10 +832,11 @@ func (s *Sim) doPull(op *remoteOp) {
 // logBack: the kernel runs it on actor's CPU (load_balance() detaching
 // from, or attaching to, another CPU's runqueue), so the weave charges
 // actor the stalls. newidle: the accesses are a newidle balance's
-// (RQ.site), timed in its cost. It returns this RQ's own log.
-// The accesses are logged on scratch first and then appended to actor's
-// log, in their order, at actor's clock (logNow): the two CPUs' clocks
-// differ, and the replay spaces a CPU's requests by their own costs.
+// (RQ.site), timed in its cost. The accesses go to scratch first and
+// logBack appends them to actor's log, in their order, at actor's clock
+// (logNow): the two CPUs' clocks differ, and the replay spaces a CPU's
+// requests by their own costs. It returns this RQ's own log, for
+// logBack.
 func (rq *RQ) logOn(actor *RQ, newidle bool) *contention.Log {
 	if rq.onLog == nil {
 		rq.onLog = contention.NewLog(rq.cpu)

@@ -165,12 +165,10 @@ func (rq *RQ) newidleBalance() {
 // newidlePulled is the rest of newidle_balance() for a pull decided by
 // it, carried out at the barrier: update_newidle_cost() times
 // load_balance() with sched_clock_cpu(), so the cost of domain sd
-// includes detach_tasks() and attach_tasks() (their work here; the stalls
-// of the attach, which this CPU logs to its newidle sites, as the barrier
-// reports them). Simplified: the detach runs under the source's lock on
-// the source's log (where this model logs work done on a CPU's behalf),
-// so its stalls are the source's and are not in this cost. A pull that
-// moved nothing restores the idle stamp newidleBalance cleared.
+// includes detach_tasks() and attach_tasks(): their work here, their
+// stalls as the barrier reports them (doPull logs both on this CPU's log,
+// to its newidle sites: logOn). A pull that moved nothing restores the
+// idle stamp newidleBalance cleared.
 func (rq *RQ) newidlePulled(sd *Domain, moved int, work int64, now int64) {
 	if moved == 0 {
 		if rq.idleStamp == 0 && rq.curr == nil && rq.nrRunning == 0 {
