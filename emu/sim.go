@@ -503,8 +503,9 @@ func (s *Sim) barrier() {
 			// update_newidle_cost() measures the balance with
 			// sched_clock(): its cache misses count, and a miss still
 			// queued at a barrier is paid later. Add the stall of the
-			// newidle reads, whenever reported, to the last domain
-			// walked (the largest, which dominates).
+			// balance's accesses (its newidle sites, its pull's too),
+			// whenever reported, to the last domain walked (the
+			// largest, which dominates).
 			var stall float64
 			for _, c := range sites {
 				if s.isNewidleSite(c.Site) {
