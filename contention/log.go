@@ -75,6 +75,16 @@ func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
 	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Indep: l.indep && op == hwmodel.Read, Site: site})
 }
 
+// Append records entry e again at time t (its line, op, site and
+// independence, whatever the Log's mode): for accesses first logged on a
+// scratch Log. It panics as Record does.
+func (l *Log) Append(t int64, e Entry) {
+	was := l.indep
+	l.indep = e.Indep
+	l.Record(t, e.Line, e.Op, e.Site)
+	l.indep = was
+}
+
 // SetIndependent switches independent mode on or off and returns the
 // previous mode. In independent mode every Read recorded is an independent
 // load: the code issuing it does not depend on earlier loads' values for

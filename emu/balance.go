@@ -768,24 +768,24 @@ func (s *Sim) doPull(op *remoteOp) {
 		// their stalls are its own. A newidle pull's are timed with
 		// the rest of its balance (newidlePulled): dst is the puller.
 		newidle := r.idle == cpuNewlyIdle && actor == dst
-		saved := src.logOn(actor, newidle)
+		saved := src.logOn(newidle)
 		src.lockRQ(SymLoadBalance)
 		src.updateRQClock()
 		tasks, hotMoved := src.detachTasks(r, dst)
 		src.unlockRQ(SymLoadBalance)
-		src.logBack(saved)
+		src.logBack(saved, actor)
 		for _, p := range tasks {
 			s.tracePull(actor, p, src.cpu, dst.cpu, r.idle == cpuNewlyIdle)
 		}
 		hot = hotMoved
-		saved = dst.logOn(actor, newidle)
+		saved = dst.logOn(newidle)
 		dst.lockRQ(SymLoadBalance)
 		dst.updateRQClock()
 		for _, p := range tasks {
 			s.attachTask(p, dst, actor)
 		}
 		dst.unlockRQ(SymLoadBalance)
-		dst.logBack(saved)
+		dst.logBack(saved, actor)
 		moved = len(tasks)
 		work := int64(moved) * (s.m.Cost(hwmodel.OpMigrate) + s.m.Cost(hwmodel.OpEnqueue) + s.m.Cost(hwmodel.OpDequeue))
 		actor.addDebt(SymLoadBalance, work)
@@ -828,39 +828,24 @@ func (s *Sim) doPull(op *remoteOp) {
 	}
 }
 
-// logOn makes this RQ's code log its accesses on actor's log until
+// logOn makes this RQ's code log its accesses for actor's log until
 // logBack: the kernel runs it on actor's CPU (load_balance() detaching
 // from, or attaching to, another CPU's runqueue), so the weave charges
 // actor the stalls. newidle: the accesses are a newidle balance's
-// (RQ.site), timed in its cost. The accesses go to scratch first and
-// logBack appends them to actor's log, in their order, at actor's clock
+// (RQ.site), timed in its cost. They go to scratch (toScratch), and
+// logBack appends them to actor's log in their order at actor's clock
 // (logNow): the two CPUs' clocks differ, and the replay spaces a CPU's
-// requests by their own costs. It returns this RQ's own log, for
-// logBack.
-func (rq *RQ) logOn(actor *RQ, newidle bool) *contention.Log {
-	if rq.onLog == nil {
-		rq.onLog = contention.NewLog(rq.cpu)
-	}
-	own := rq.log
-	rq.log = rq.onLog
+// requests by their own costs. actor may be this RQ. It returns this
+// RQ's own log, for logBack.
+func (rq *RQ) logOn(newidle bool) *contention.Log {
 	rq.inNewidle = newidle
-	rq.logActor = actor
-	return own
+	return rq.toScratch()
 }
 
-// logBack ends logOn: the accesses move to the actor's log.
-func (rq *RQ) logBack(own *contention.Log) {
-	actor := rq.logActor
-	to := actor.log
-	for _, e := range rq.onLog.Entries() {
-		was := to.SetIndependent(e.Indep)
-		to.Record(actor.logNow(), e.Line, e.Op, e.Site)
-		to.SetIndependent(was)
-	}
-	rq.onLog.Reset()
-	rq.log = own
+// logBack ends logOn: the accesses move to actor's log.
+func (rq *RQ) logBack(own *contention.Log, actor *RQ) {
+	rq.fromScratch(own, actor, func(contention.Entry) (int64, bool) { return actor.logNow(), true })
 	rq.inNewidle = false
-	rq.logActor = nil
 }
 
 // detachTasks is fair.c: detach_tasks(): from the least recently run,

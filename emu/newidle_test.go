@@ -90,3 +90,41 @@ func TestNewidleCostIncludesPull(t *testing.T) {
 		t.Errorf("max_newidle_lb_cost %d ns below the balance's own cost %d ns", p.maxCost, p.cost)
 	}
 }
+
+// TestLogOnKeepsAccesses: work logged for another CPU's log (logOn, a
+// pull's detach and attach, which load_balance() runs on the balancing
+// CPU) reaches that log, in order, also when the balancing CPU is the RQ
+// itself (a newidle pull's attach, dst == actor). Before, that case
+// appended the entries to the scratch log being drained, which was then
+// reset: the attach's accesses never reached the weave.
+func TestLogOnKeepsAccesses(t *testing.T) {
+	s := newSim(t, "hikey-8", "v6.6-eevdf")
+	a, b := s.cpus[1], s.cpus[2]
+	for _, tc := range []struct {
+		name        string
+		rq, actor   *RQ
+		wantOnActor int
+	}{{"actor is another CPU", a, b, 2}, {"actor is the RQ itself", a, a, 2}} {
+		tc.rq.log.Reset()
+		tc.actor.log.Reset()
+		own := tc.rq.logOn(true)
+		tc.rq.log.Record(tc.rq.logNow(), tc.rq.lock.Line(), hwmodel.Lock, tc.rq.site(SymLoadBalance))
+		tc.rq.log.Record(tc.rq.logNow(), tc.rq.lock.Line(), hwmodel.Unlock, tc.rq.site(SymLoadBalance))
+		tc.rq.logBack(own, tc.actor)
+		if tc.rq.log != own || tc.rq.inNewidle {
+			t.Fatalf("%s: logBack left the RQ logging elsewhere (or in newidle)", tc.name)
+		}
+		got := tc.actor.log.Entries()
+		if len(got) != tc.wantOnActor || got[0].Op != hwmodel.Lock || got[1].Op != hwmodel.Unlock {
+			t.Errorf("%s: the actor's log holds %+v; want the Lock and the Unlock, in order", tc.name, got)
+		}
+		for _, e := range got {
+			if !s.isNewidleSite(e.Site) {
+				t.Errorf("%s: entry %+v not on a newidle site", tc.name, e)
+			}
+		}
+		if tc.actor != tc.rq && tc.rq.log.Len() != 0 {
+			t.Errorf("%s: %d entries left on the RQ's own log", tc.name, tc.rq.log.Len())
+		}
+	}
+}

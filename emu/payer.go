@@ -1,5 +1,7 @@
 package emu
 
+import "github.com/rqemu/rqemu/contention"
+
 // payer is who pays for the kernel work an RQ's code is doing, and so how
 // cost() and accessCost() charge it, how a reschedule it asks for reaches
 // the CPU (reschedCurr) and what it sees of the other CPUs (snapCPU,
@@ -39,4 +41,30 @@ func (rq *RQ) atBarrier(fn func()) {
 	rq.pay.barrier = true
 	fn()
 	rq.pay = was
+}
+
+// toScratch sends this CPU's logging to its scratch Log until fromScratch
+// and returns its own Log: for work whose accesses are not logged as made
+// (a direct wakeup's apply, whose waker logged some of them; a pull's
+// detach and attach, which the kernel runs on the balancing CPU).
+func (rq *RQ) toScratch() *contention.Log {
+	if rq.scratch == nil {
+		rq.scratch = contention.NewLog(rq.cpu)
+	}
+	own := rq.log
+	rq.log = rq.scratch
+	return own
+}
+
+// fromScratch ends toScratch: own is this CPU's Log again, then every
+// scratch entry that at keeps is appended, in order, to the Log of CPU
+// to (this one or another) at the time at gives.
+func (rq *RQ) fromScratch(own *contention.Log, to *RQ, at func(e contention.Entry) (int64, bool)) {
+	rq.log = own
+	for _, e := range rq.scratch.Entries() {
+		if t, ok := at(e); ok {
+			to.log.Append(t, e)
+		}
+	}
+	rq.scratch.Reset()
 }

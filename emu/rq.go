@@ -187,15 +187,10 @@ type rqAccount struct {
 	log *contention.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
 	pay payer
-	// applyLog is scratch for applying a direct remote wakeup, whose
-	// lock and lines the waker logged (ttwudirect.go). Owned by the
-	// CPU; made on first use.
-	applyLog *contention.Log
-	// onLog is scratch for work this CPU's code does that the kernel
-	// runs on another CPU, logActor (logOn). Owned by the CPU; made on
-	// first use; used at barriers.
-	onLog    *contention.Log
-	logActor *RQ
+	// scratch takes this CPU's accesses while its code does work whose
+	// accesses are logged afterwards, some elsewhere or not at all
+	// (toScratch). Owned by the CPU; made on first use.
+	scratch *contention.Log
 
 	// debt is weave stall and barrier-done work not yet charged to this
 	// CPU's clock, with its breakdown by symbol. barrier: added to

@@ -69,21 +69,13 @@ func (rq *RQ) ttwuDirectUnlock(target *RQ) {
 // are logged as this CPU's, as before. The lock is still taken
 // physically, as the model's nr_running store requires.
 func (rq *RQ) withoutWakerLines(fn func()) {
-	if rq.applyLog == nil {
-		rq.applyLog = contention.NewLog(rq.cpu)
-	}
-	real := rq.log
-	rq.log = rq.applyLog
+	own := rq.toScratch()
 	fn()
-	rq.log = real
 	lock, curr, avg := rq.lock.Line(), rq.currLine, rq.avgLine
-	for _, e := range rq.applyLog.Entries() {
+	rq.fromScratch(own, rq, func(e contention.Entry) (int64, bool) {
 		if e.Line == lock || e.Line == curr || e.Line == avg {
-			continue
+			return 0, false
 		}
-		was := real.SetIndependent(e.Indep)
-		real.Record(max(e.T, real.Last()), e.Line, e.Op, e.Site)
-		real.SetIndependent(was)
-	}
-	rq.applyLog.Reset()
+		return max(e.T, own.Last()), true
+	})
 }
