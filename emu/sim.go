@@ -484,7 +484,7 @@ func (s *Sim) barrier() {
 	for _, i := range s.visit {
 		rq := s.cpus[i]
 		rq.weaveBehind = s.space.Behind(rq.cpu)
-		if rq.weaveBehind || s.space.Owes(rq.cpu) {
+		if s.space.Owes(rq.cpu) { // Behind implies Owes
 			// Served, and charged, barrier by barrier, until it is
 			// not: also a CPU that runs on (or idles) with an access
 			// still waiting or loads in flight.

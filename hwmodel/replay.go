@@ -420,7 +420,7 @@ func (rp *Replayer) Owes(c int) bool {
 		return false
 	}
 	cpu := &rp.cpus[c]
-	return cpu.next < len(cpu.reqs) || cpu.waiting || cpu.out.len() > 0
+	return rp.Behind(c) || cpu.waiting || cpu.out.len() > 0
 }
 
 // Now is the replay's clock, in virtual ns: the until of the last call
