@@ -68,10 +68,16 @@ import (
 //     and unix_stream_recvmsg() share the receiving socket's
 //     sk_receive_queue lock and skbs, a different shape (the socket's
 //     lines are not priced; their base costs are).
-//   - All tasks start at time 0, placed by Spread in creation order
-//     (receivers then senders, group by group, as the tools fork them):
-//     the ready/wake barrier (ready(): every child polls wakefd until the
-//     parent's single write) is not modeled, nor the parent.
+//   - All tasks start at time 0, in creation order (receivers then
+//     senders, group by group, as the tools fork them), each on the CPU
+//     fork balancing gives it from the tool's main thread
+//     (emu.Sim.ForkCPU: select_task_rq_fair(WF_FORK), v6.6), which runs
+//     on the first CPU of Spread's seeded order: on a 2-socket machine the
+//     forks alternate between the sockets (sd->imb_numa_nr), so every
+//     group spans both, as on the real machine. The pipes are the
+//     parent's (pipe() allocates them on its node). The ready/wake barrier
+//     (ready(): every child polls wakefd until the parent's single write)
+//     is not modeled, nor the parent's own run.
 //   - Processes (-P, the default) each have their own mm, threads (-T, -t)
 //     share the tool's: a switch between two processes pays switch_mm
 //     (taskMM).
@@ -351,7 +357,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	batch := wakeBatch(w.pipe, w.datasize, credit)
 	cp := copyNS(w.m, w.datasize)
 	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
-	order := spreadOrder(s)
+	parent := Spread(s, 0) // the tool's main thread
 	name := "sched-msg"
 	if w.hackbench {
 		name = "hackbench"
@@ -369,10 +375,11 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			}
 			ch[j] = path.open(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0, spaces...)
 			if w.pipe {
-				// Homed on the receiver's node (the parent that
-				// creates the pipes is not modeled).
+				// The parent's pipe() allocates it, on its node
+				// (fs/pipe.c alloc_pipe_info(); simplified: the
+				// pages too, which the first writer allocates).
 				p, err := s.NewPipe(emu.PipeSpec{Name: ch[j].data.Name, Data: ch[j].data, Writers: w.fds, Size: w.datasize,
-					CPU: order[(k+j)%len(order)]})
+					CPU: parent})
 				if err != nil {
 					return err
 				}
@@ -431,7 +438,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-recv", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: []*emu.Sem{ch.data},
+				Comm: name + "-recv", CPU: s.ForkCPU(parent, nil), Group: g, Prog: prog, Sems: []*emu.Sem{ch.data},
 				MM: taskMM(w.threaded, k),
 			}); err != nil {
 				return err
@@ -494,7 +501,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			if _, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-send", CPU: order[k%len(order)], Group: g, Prog: prog, Sems: mine,
+				Comm: name + "-send", CPU: s.ForkCPU(parent, nil), Group: g, Prog: prog, Sems: mine,
 				MM: taskMM(w.threaded, k),
 			}); err != nil {
 				return err

@@ -3,6 +3,8 @@ package bench
 import (
 	"errors"
 	"testing"
+
+	"github.com/rqemu/rqemu/emu"
 )
 
 func TestHackbenchGolden(t *testing.T) {
@@ -116,5 +118,41 @@ func TestHackbenchDeterminism(t *testing.T) {
 		{"xeon-e5-2x10", []string{"messaging", "-g", "1", "-l", "5", "-p", "-t", "-cgroup", "docker"}},
 	} {
 		driversAgree(t, c.topo, "v6.6-eevdf", 1, 2, c.args...)
+	}
+}
+
+// The tool's main thread forks every task (emu.Sim.ForkCPU, fair.c v6.6
+// select_task_rq_fair(WF_FORK)): on spr-2s the forks alternate between
+// the sockets once the parent's node would run more than imb_numa_nr (2)
+// tasks, so one group's 40 tasks are on both sockets, 20 and 20 within
+// imb_numa_nr, each on a core of its own. Placing them in Spread's order
+// put the whole group on socket 0, the one place a real -g 1 run never
+// has it (the group then ran twice as fast as published: 198 k against
+// 101 k).
+func TestHackbenchForkPlacement(t *testing.T) {
+	m := machine(t, "spr-2s")
+	w, err := build(m, "hackbench", "-g", "1", "-f", "20", "--threads", "--pipe", "-l", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := emu.New(emu.Config{Machine: m, Seed: 1, Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Setup(s); err != nil {
+		t.Fatal(err)
+	}
+	perNode := make([]int, len(m.Nodes))
+	cores := map[int]bool{}
+	for _, p := range s.Tasks() {
+		c := p.CPU()
+		perNode[m.CPUs[c].Node]++
+		if cores[m.CPUs[c].Core] {
+			t.Errorf("two tasks of the group on core %d while others are idle", m.CPUs[c].Core)
+		}
+		cores[m.CPUs[c].Core] = true
+	}
+	if d := perNode[0] - perNode[1]; d < -2 || d > 2 {
+		t.Errorf("tasks per node %v: want the group split between the sockets", perNode)
 	}
 }

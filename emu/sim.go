@@ -63,7 +63,10 @@ type Sim struct {
 	tasks  []*Task
 
 	domains [][]*Domain // per CPU, lowest first
-	llc     []llcInfo   // per CPU
+	// forkView is what a parent forking at setup sees of each CPU: the
+	// tasks created there so far (fork.go). Written only by NewTask.
+	forkView []forkCPU
+	llc      []llcInfo // per CPU
 
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
@@ -211,6 +214,7 @@ func New(cfg Config) (*Sim, error) {
 	s.uclampUsed = cfg.Features.Has(UCLAMP)
 	s.llcSnap = make([]llcSnap, m.NumCPUs())
 	s.buildDomains()
+	s.forkView = make([]forkCPU, len(s.cpus))
 	s.phaseBalanceTimers()
 	s.balanceRunning = s.space.NewLine("sched_balance_running", 0)
 	s.llcBusy = make([]int, m.NumCPUs())
@@ -364,6 +368,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	s.setTaskRQ(t, spec.CPU)
 	rq := s.cpus[spec.CPU]
 	s.tasks = append(s.tasks, t)
+	s.noteFork(t, spec.CPU)
 	if delay > 0 {
 		// kernel/fork.c: kernel_clone() -> copy_process() (sched_fork())
 		// and wake_up_new_task(), later by delay. Until then the task
