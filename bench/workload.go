@@ -131,12 +131,24 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 }
 
 // Spread places a workload's i-th task on a CPU: round robin over the
-// machine's CPUs in an order that fills one thread of every core first, as
-// fork balancing onto the idlest CPU roughly does (the emulator does not
-// model fork balancing: tasks start where the workload puts them). Which
-// of an LLC's idle cores fork balancing picks varies from run to run on a
-// real machine, so the order of the cores inside each LLC is a
-// permutation drawn from the run's seed; the LLCs keep their share.
+// machine's CPUs in an order that fills one thread of every core first,
+// LLC by LLC. Which of an LLC's idle cores a task lands on varies from
+// run to run on a real machine, so the order of the cores inside each LLC
+// is a permutation drawn from the run's seed; the LLCs keep their share.
+//
+// Spread is where a long run settles, not where the kernel forks: the
+// kernel's fork balancing (emu.Sim.ForkCPU) alternates the sockets of a
+// 2-socket machine fork by fork, so a netperf client and its netserver,
+// forked one after the other by two parents, start on different sockets
+// and wake_affine() pulls them together over the first milliseconds. The
+// real runs last minutes, the emulated ones milliseconds: forked, a 4 ms
+// UDP_RR run at 50% of spr-2s is all that transient (2.5 M migrations/s
+// and update_cfs_group 18.6% of the cycles, against none and 1.4% from
+// Spread; published, the 50% run has no tg->load_avg cost at all, its
+// ratelimit changes nothing). So the pairs of netperf and sysbench start
+// side by side on Spread's CPUs, and the tools whose tasks do not settle
+// in pairs (hackbench, perf bench sched messaging: 20 senders to 20
+// receivers per group) start where ForkCPU puts them.
 func Spread(s *emu.Sim, i int) int {
 	order := spreadOrder(s)
 	return order[i%len(order)]
