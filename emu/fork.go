@@ -10,7 +10,7 @@ import (
 // fair.c select_task_rq_fair()'s slow path, find_idlest_cpu()
 // (sched_balance_find_dst_cpu() since v6.10), from the parent's CPU over
 // the highest domain with SD_BALANCE_FORK (v6.6; v5.15 is the same on the
-// rules below except the NUMA rule, noted there):
+// rules below except the NUMA allowance, which findIdlestGroup notes):
 //
 //   - find_idlest_group(): per group, update_sg_wakeup_stats() (load,
 //     util, runnable, nr_running, idle CPUs; the new task is on no
@@ -262,6 +262,11 @@ func (s *Sim) findIdlestGroup(sd *Domain, this, parent int, allowed func(int) bo
 			// allowed CPUs of the local group (p->nr_cpus_allowed is
 			// never NR_CPUS on a real machine). No NUMA_BALANCING
 			// preference: a new task has no numa_preferred_nid.
+			// Simplified: v5.15 kept the task local while the local
+			// node ran fewer than a quarter of the domain's CPUs
+			// (allow_numa_imbalance(running, span_weight)); the model
+			// applies v6.6's rule under every profile, as
+			// calculate_imbalance() does.
 			imbNumaNr := sd.imbNumaNr
 			n := 0
 			for _, c := range local {
