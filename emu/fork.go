@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"fmt"
+
 	"github.com/rqemu/rqemu/emu/eevdf"
 	"github.com/rqemu/rqemu/emu/pelt"
 )
@@ -68,6 +70,9 @@ func (s *Sim) noteFork(t *Task, cpu int) {
 // affinity cpus (nil: every CPU). A workload whose tool forks its tasks
 // from one parent places them with it, in the tool's creation order.
 func (s *Sim) ForkCPU(parent int, cpus []int) int {
+	if s.now > 0 {
+		panic(fmt.Sprintf("emu: ForkCPU(parent %d) at %d ns: fork balancing is modeled at setup only, before the run", parent, s.now))
+	}
 	allowed := func(c int) bool { return true }
 	if cpus != nil {
 		set := make([]bool, len(s.cpus))

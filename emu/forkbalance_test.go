@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -91,4 +93,19 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// ForkCPU reads the setup's view of the machine, so a call once the run
+// has started is a bug in the caller, and says so.
+func TestForkCPUAfterRunPanics(t *testing.T) {
+	s := newSim(t, "hikey-8", "v6.6-eevdf")
+	spawn(t, s, TaskSpec{Comm: "hog", CPU: 0, Prog: Hog()})
+	s.Run(ms)
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(fmt.Sprint(r), "setup only") {
+			t.Errorf("ForkCPU after Run: recovered %v, want a panic naming the setup-only rule", r)
+		}
+	}()
+	s.ForkCPU(0, nil)
 }
