@@ -69,8 +69,9 @@ import (
 // no interim results; the test starts for every
 // pair at once and the elapsed time is the test length (netperf's
 // measured elapsed is within a few ms of it). Client i and server i start
-// on Spread(m, 2i) and Spread(m, 2i+1) (fork balancing puts each new
-// process on an idle CPU) and are free to migrate. TCP segmentation,
+// on Spread(m, 2i) and Spread(m, 2i+1), side by side on two cores of one
+// LLC, where wake_affine() settles a pair that fork balancing started
+// apart (see Spread), and are free to migrate. TCP segmentation,
 // Nagle, delayed ACKs and window autotuning are not modeled: one send is
 // one segment, a read takes what is queued (up to the receive buffer) and
 // sends one ACK, and the window stays at the initial receive buffer
