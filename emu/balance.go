@@ -293,16 +293,18 @@ func (e *lbEnv) groupStats(cpus []int, local bool) *sgStats {
 	if !local && e.idle != cpuNotIdle && sgs.smt && sgs.sumHNrRunning > 1 {
 		sgs.smtBalance = true
 	}
-	sgs.groupType = e.groupClassify(sgs)
+	sgs.groupType = groupClassify(uint64(e.sd.ImbalancePct), sgs)
 	if sgs.groupType == groupOverloaded {
 		sgs.avgLoad = sgs.groupLoad * schedCapacityScale / sgs.groupCapacity
 	}
 	return sgs
 }
 
-// groupClassify is fair.c: group_classify().
-func (e *lbEnv) groupClassify(sgs *sgStats) int {
-	pct := uint64(e.sd.ImbalancePct)
+// groupClassify is fair.c: group_classify() with the domain's
+// imbalance_pct: load balancing's stats (update_sg_lb_stats()) and fork
+// balancing's (update_sg_wakeup_stats(), whose groups are never
+// smt_balance) share it.
+func groupClassify(pct uint64, sgs *sgStats) int {
 	switch {
 	case groupIsOverloaded(pct, sgs):
 		return groupOverloaded

@@ -23,9 +23,10 @@ import (
 //     domain keeps the task local while the local node would run at most
 //     sd->imb_numa_nr tasks and the two differ by at most
 //     NUMA_IMBALANCE_MIN idle CPUs (adjust_numa_imbalance()); on spr-2s
-//     imb_numa_nr is 2 (two LLCs in the NUMA span), so from the third
-//     task on a fork goes to the node with more idle CPUs: the tools'
-//     tasks alternate between the sockets.
+//     imb_numa_nr is 2 (two LLCs in the NUMA span), so from the second
+//     fork on (the parent and one child run on the local node) a fork
+//     goes to the node with more idle CPUs: the tools' tasks alternate
+//     between the sockets.
 //   - find_idlest_group_cpu(): the idle CPU with the shallowest idle
 //     state, the most recently idled among equals, else the least loaded.
 //   - then down the chosen CPU's domains until no group is idler.
@@ -33,8 +34,7 @@ import (
 // What the parent sees (Sim.forkView): the tasks created so far, each as
 // runnable on its CPU with a new task's PELT signals
 // (init_entity_runnable_average(), post_init_entity_util_avg()), and the
-// parent itself, running on its CPU. Simplified, and said so in ForkCPU's
-// comment: the view is the setup's (a workload creates its tasks before
+// parent itself, running on its CPU. Simplified: the view is the setup's (a workload creates its tasks before
 // the run; the kernel's parent forks them over a few µs while the first
 // ones already run and block); the parent is not a task of the run, and
 // its reads of the remote runqueues are not priced; every idle CPU is in
@@ -161,15 +161,7 @@ func (s *Sim) wakeupStats(sd *Domain, g []int, parent int) sgStats {
 			sgs.idleCPUs++
 		}
 	}
-	pct := uint64(sd.ImbalancePct)
-	switch {
-	case groupIsOverloaded(pct, &sgs):
-		sgs.groupType = groupOverloaded
-	case !groupHasCapacity(pct, &sgs):
-		sgs.groupType = groupFullyBusy
-	default:
-		sgs.groupType = groupHasSpare
-	}
+	sgs.groupType = groupClassify(uint64(sd.ImbalancePct), &sgs)
 	if sgs.groupType == groupFullyBusy || sgs.groupType == groupOverloaded {
 		sgs.avgLoad = sgs.groupLoad * schedCapacityScale / sgs.groupCapacity
 	}
@@ -267,11 +259,11 @@ func (s *Sim) findIdlestGroup(sd *Domain, this, parent int, allowed func(int) bo
 			// allowed CPUs of the local group (p->nr_cpus_allowed is
 			// never NR_CPUS on a real machine). No NUMA_BALANCING
 			// preference: a new task has no numa_preferred_nid.
-			// Simplified: v5.15 kept the task local while the local
-			// node ran fewer than a quarter of the domain's CPUs
-			// (allow_numa_imbalance(running, span_weight)); the model
-			// applies v6.6's rule under every profile, as
-			// calculate_imbalance() does.
+			// Simplified: imb_numa_nr came with v5.18 (earlier
+			// kernels, v5.15 among them, measured the allowance
+			// against the domain's weight); the model applies v6.6's
+			// rule under every profile, as calculate_imbalance()
+			// does.
 			imbNumaNr := sd.imbNumaNr
 			n := 0
 			for _, c := range local {
