@@ -71,7 +71,8 @@ import (
 // measured elapsed is within a few ms of it). Client i and server i start
 // on Spread(m, 2i) and Spread(m, 2i+1), side by side on two cores of one
 // LLC, where wake_affine() settles a pair that fork balancing started
-// apart (see Spread), and are free to migrate. TCP segmentation,
+// apart (see Spread), and are free to migrate; -start fork starts them
+// where fork balancing puts them instead (pairPlacer). TCP segmentation,
 // Nagle, delayed ACKs and window autotuning are not modeled: one send is
 // one segment, a read takes what is queued (up to the receive buffer) and
 // sends one ACK, and the window stays at the initial receive buffer
@@ -88,6 +89,7 @@ type netperfBench struct {
 	sync    bool
 	host    string // -H: the remote host, as the title names it
 	ipv4    bool   // -4
+	start   string // -start: spread or fork (pairPlacer)
 	ipv6    bool   // -6
 	cpuL    bool   // -c: report local CPU utilization
 	cpuR    bool   // -C: report remote CPU utilization
@@ -175,6 +177,7 @@ func init() {
 			fs.BoolVar(&w.ipv6, "6", false, "IPv6 (netperf's -6: AF_INET6 in the title; costs as IPv4)")
 			fs.BoolVar(&w.cpuL, "c", false, "report local CPU utilization and service demand (netperf's -c)")
 			fs.BoolVar(&w.cpuR, "C", false, "report remote CPU utilization and service demand (netperf's -C)")
+			addPairStart(fs, &w.start)
 			return func(m *hwmodel.Machine) (Workload, error) {
 				return w.validate(m)
 			}
@@ -198,6 +201,9 @@ func (w *netperfBench) validate(m *hwmodel.Machine) (Workload, error) {
 	}
 	if w.ipv4 && w.ipv6 {
 		return nil, flagErr("-6", "-4 and -6 exclude each other")
+	}
+	if err := checkPairStart(w.start); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(w.host) == "" || strings.ContainsAny(w.host, " \t\n") {
 		return nil, flagErr("-H", "want a host name or address, got %q", w.host)
@@ -370,6 +376,7 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 		w.recvd = make([]int64, w.n)
 	}
 	path := w.path()
+	pl := newPairPlacer(s, w.start)
 	for i := 0; i < w.n; i++ {
 		var cli, srv emu.Program
 		var cliSems, srvSems []*emu.Sem
@@ -390,10 +397,10 @@ func (w *netperfBench) Setup(s *emu.Sim) error {
 			cli, srv = w.streamSender(i, c), w.streamReceiver(i, c)
 			cliSems, srvSems = c.space, []*emu.Sem{c.data}
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: Spread(s, 2*i), Group: g, Prog: cli, Sems: cliSems, MM: taskMM(false, 2*i)}); err != nil {
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netperf", CPU: pl.client(i), Group: g, Prog: cli, Sems: cliSems, MM: taskMM(false, 2*i)}); err != nil {
 			return err
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "netserver", CPU: Spread(s, 2*i+1), Group: g, Prog: srv, Sems: srvSems, MM: taskMM(false, 2*i+1)}); err != nil {
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "netserver", CPU: pl.server(i), Group: g, Prog: srv, Sems: srvSems, MM: taskMM(false, 2*i+1)}); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 func TestNetperfGolden(t *testing.T) {
@@ -114,6 +117,7 @@ func TestNetperfBadFlags(t *testing.T) {
 		{"-r", []string{"-r", "0,1"}},
 		{"-l", []string{"-l", "0"}},
 		{"-m", []string{"-t", "UDP_STREAM", "-m", "70000"}},
+		{"-start", []string{"-start", "forked"}},
 	} {
 		_, err := build(m, "netperf", c.args...)
 		var fe *FlagError
@@ -171,6 +175,64 @@ func TestNetperfLKPParse(t *testing.T) {
 		}
 		if c.unit == "tps" && math.Abs(st["workload"]-v["transactions"]) > 0.01*v["transactions"]+float64(n) {
 			t.Errorf("%v: lkp's workload %.0f, transactions %.0f", c.args, st["workload"], v["transactions"])
+		}
+	}
+}
+
+// -start fork starts each task where select_task_rq_fair(WF_FORK) puts
+// it (emu.Sim.ForkCPU, fair.c v6.6 find_idlest_cpu()): on spr-2s the
+// forks alternate between the sockets once a node would run more than
+// imb_numa_nr (2) tasks, so most pairs start with their client and
+// server on different sockets, each task on a core of its own, where the
+// default (Spread) puts every pair side by side in one LLC. The same
+// holds for sysbench's clients and backends.
+func TestPairStartFork(t *testing.T) {
+	m := machine(t, "spr-2s")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"netperf", []string{"-t", "UDP_RR", "-nr", "16", "-l", "0.001"}},
+		{"sysbench", []string{"--threads", "16", "--time", "0.001"}},
+	} {
+		split := func(start string) (apart int) {
+			w, err := build(m, c.name, append(c.args, "-start", start)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := emu.New(emu.Config{Machine: m, Seed: 1, Driver: "serial"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Setup(s); err != nil {
+				t.Fatal(err)
+			}
+			tasks := s.Tasks()
+			if len(tasks) != 32 {
+				t.Fatalf("%s: %d tasks, want 32", c.name, len(tasks))
+			}
+			cores := map[int]bool{}
+			for i := 0; i < len(tasks); i += 2 {
+				cli, srv := m.CPUs[tasks[i].CPU()], m.CPUs[tasks[i+1].CPU()]
+				if cli.Package != srv.Package {
+					apart++
+				}
+				for _, cpu := range []hwmodel.CPU{cli, srv} {
+					if cores[cpu.Core] {
+						t.Errorf("%s -start %s: two tasks on core %d while most cores are idle", c.name, start, cpu.Core)
+					}
+					cores[cpu.Core] = true
+				}
+			}
+			return apart
+		}
+		if got := split("spread"); got != 0 {
+			t.Errorf("%s -start spread: %d of 16 pairs across the sockets, want 0", c.name, got)
+		}
+		got := split("fork")
+		t.Logf("%s -start fork: %d of 16 pairs start across the sockets", c.name, got)
+		if got < 12 {
+			t.Errorf("%s -start fork: %d of 16 pairs across the sockets, want most", c.name, got)
 		}
 	}
 }

@@ -75,6 +75,7 @@ type sysbenchBench struct {
 	commitUS   float64
 	percentile int
 	interval   float64 // --report-interval, s
+	start      string  // -start: spread or fork (pairPlacer)
 
 	m                    *hwmodel.Machine
 	n                    int
@@ -151,6 +152,7 @@ func init() {
 			fs.Float64Var(&w.jitter, "query-jitter", sysbenchJitter, "statement costs vary uniformly within +-this fraction of -query-us (0: all equal)")
 			fs.BoolVar(&w.commitLock, "commit-lock", false, "take a global FIFO lock at COMMIT (WALWriteLock)")
 			fs.Float64Var(&w.commitUS, "commit-us", sysbenchCommitUS, "time the commit lock is held, in us")
+			addPairStart(fs, &w.start)
 			return func(m *hwmodel.Machine) (Workload, error) {
 				return w.validate(m)
 			}
@@ -161,6 +163,9 @@ func init() {
 func (w *sysbenchBench) validate(m *hwmodel.Machine) (Workload, error) {
 	if len(m.CPUs) < 1 {
 		return nil, flagErr("-topo", "machine has no CPUs")
+	}
+	if err := checkPairStart(w.start); err != nil {
+		return nil, err
 	}
 	n, err := countOrPercentOfCPUs(w.threadsArg, len(m.CPUs), 65536)
 	if err != nil {
@@ -223,11 +228,12 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 			grants[i] = emu.NewSem(fmt.Sprintf("postgres%d.lwlock", i), 0)
 		}
 	}
+	pl := newPairPlacer(s, w.start)
 	for i := 0; i < w.n; i++ {
 		w.cli[i].hist = NewHist()
 		req := emu.NewSem(fmt.Sprintf("postgres%d.sock", i), 0)
 		reply := emu.NewSem(fmt.Sprintf("sysbench%d.sock", i), 0)
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "sysbench", CPU: Spread(s, 2*i), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "sysbench", CPU: pl.client(i), Group: g,
 			Prog: w.client(i, req, reply), Sems: []*emu.Sem{reply}, MM: taskMM(true, i)}); err != nil {
 			return err
 		}
@@ -235,13 +241,13 @@ func (w *sysbenchBench) Setup(s *emu.Sim) error {
 		if w.commitLock {
 			sems = append(sems, grants[i])
 		}
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*i+1), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: pl.server(i), Group: g,
 			Prog: w.backend(i, req, reply, lockReq, grants[i]), Sems: sems, MM: taskMM(false, i)}); err != nil {
 			return err
 		}
 	}
 	if w.commitLock {
-		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: Spread(s, 2*w.n), Group: g,
+		if _, err := s.NewTask(emu.TaskSpec{Comm: "postgres", CPU: pl.daemon(2 * w.n), Group: g,
 			Prog: emu.ProgramFunc(newFIFOLock(lockReq.Name, 0, lockReq, grants, sysbenchUSToNS(w.commitUS), hwmodel.OpSyscall).next),
 			Sems: []*emu.Sem{lockReq}, MM: taskMM(false, w.n)}); err != nil {
 			return err

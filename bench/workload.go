@@ -130,6 +130,70 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 	return parent, nil
 }
 
+// pairStarts are the allowed values of the paired workloads' -start.
+var pairStarts = []string{"spread", "fork"}
+
+// addPairStart declares -start for a workload of client/server pairs
+// (netperf, sysbench).
+func addPairStart(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "start", "spread", "where the pairs start: spread (side by side on Spread's CPUs, where wake_affine() settles a pair) or fork (where fork balancing puts each task: the clients forked by one parent, the servers by another; emu.Sim.ForkCPU)")
+}
+
+func checkPairStart(v string) error {
+	if !slices.Contains(pairStarts, v) {
+		return flagErr("-start", "unknown start %q (allowed: %s)", v, strings.Join(pairStarts, ", "))
+	}
+	return nil
+}
+
+// pairPlacer gives the CPUs a paired workload's tasks start on. With
+// -start fork, every task is placed by select_task_rq_fair(WF_FORK) from
+// its parent (emu.Sim.ForkCPU, fair.c v6.6): the clients from the tool's
+// process (lkp's shell forking netperf, sysbench's main thread creating
+// its threads) on Spread(s, 0), the servers from the daemon that forks
+// one per connection (netserver, the postmaster) on Spread(s, 1); they
+// are forked in pair order, a client then its server. Simplified: the
+// real tool forks its clients in a burst and the daemon forks as the
+// connections arrive, so the real order interleaves less evenly.
+type pairPlacer struct {
+	s                    *emu.Sim
+	fork                 bool
+	cliParent, srvParent int
+}
+
+func newPairPlacer(s *emu.Sim, start string) *pairPlacer {
+	p := &pairPlacer{s: s, fork: start == "fork"}
+	if p.fork {
+		p.cliParent, p.srvParent = Spread(s, 0), Spread(s, 1)
+	}
+	return p
+}
+
+// client is where pair i's client starts.
+func (p *pairPlacer) client(i int) int {
+	if p.fork {
+		return p.s.ForkCPU(p.cliParent, nil)
+	}
+	return Spread(p.s, 2*i)
+}
+
+// server is where pair i's server starts.
+func (p *pairPlacer) server(i int) int {
+	if p.fork {
+		return p.s.ForkCPU(p.srvParent, nil)
+	}
+	return Spread(p.s, 2*i+1)
+}
+
+// daemon is where one more task of the servers' side starts: a fork of
+// the daemon, or Spread's k-th CPU.
+func (p *pairPlacer) daemon(k int) int {
+	if p.fork {
+		return p.s.ForkCPU(p.srvParent, nil)
+	}
+	return Spread(p.s, k)
+}
+
 // Spread places a workload's i-th task on a CPU: round robin over the
 // machine's CPUs in an order that fills one thread of every core first,
 // LLC by LLC. Which of an LLC's idle cores a task lands on varies from
@@ -146,7 +210,8 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 // and update_cfs_group 18.6% of the cycles, against none and 1.4% from
 // Spread; published, the 50% run has no tg->load_avg cost at all, its
 // ratelimit changes nothing). So the pairs of netperf and sysbench start
-// side by side on Spread's CPUs, and the tools whose tasks do not settle
+// side by side on Spread's CPUs (their -start fork starts them where the
+// kernel forks them instead: pairPlacer), and the tools whose tasks do not settle
 // in pairs (hackbench, perf bench sched messaging: 20 senders to 20
 // receivers per group) start where ForkCPU puts them.
 func Spread(s *emu.Sim, i int) int {
