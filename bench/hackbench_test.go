@@ -3,8 +3,6 @@ package bench
 import (
 	"errors"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 func TestHackbenchGolden(t *testing.T) {
@@ -131,17 +129,7 @@ func TestHackbenchDeterminism(t *testing.T) {
 // 101 k).
 func TestHackbenchForkPlacement(t *testing.T) {
 	m := machine(t, "spr-2s")
-	w, err := build(m, "hackbench", "-g", "1", "-f", "20", "--threads", "--pipe", "-l", "1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := emu.New(emu.Config{Machine: m, Seed: 1, Driver: "serial"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Setup(s); err != nil {
-		t.Fatal(err)
-	}
+	s := setUp(t, m, "hackbench", "-g", "1", "-f", "20", "--threads", "--pipe", "-l", "1")
 	perNode := make([]int, len(m.Nodes))
 	cores := map[int]bool{}
 	for _, p := range s.Tasks() {

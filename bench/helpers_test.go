@@ -49,6 +49,24 @@ func runW(t testing.TB, topo, feat string, seed uint64, name string, args ...str
 	return runFeat(t, m, w, feat, seed)
 }
 
+// setUp builds a workload on m and sets it up on a new Sim (seed 1)
+// without running it: where its tasks start.
+func setUp(t testing.TB, m *hwmodel.Machine, name string, args ...string) *emu.Sim {
+	t.Helper()
+	w, err := build(m, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := emu.New(emu.Config{Machine: m, Seed: 1, Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Setup(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // runWorkload runs a built workload on m (v6.6-eevdf, seed 1) as runW.
 func runWorkload(t testing.TB, m *hwmodel.Machine, w Workload) (*Result, string) {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
@@ -196,18 +195,7 @@ func TestPairStartFork(t *testing.T) {
 		{"sysbench", []string{"--threads", "16", "--time", "0.001"}},
 	} {
 		split := func(start string) (apart int) {
-			w, err := build(m, c.name, append(c.args, "-start", start)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := emu.New(emu.Config{Machine: m, Seed: 1, Driver: "serial"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Setup(s); err != nil {
-				t.Fatal(err)
-			}
-			tasks := s.Tasks()
+			tasks := setUp(t, m, c.name, append(c.args, "-start", start)...).Tasks()
 			if len(tasks) != 32 {
 				t.Fatalf("%s: %d tasks, want 32", c.name, len(tasks))
 			}
