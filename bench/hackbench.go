@@ -339,11 +339,13 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	}
 	// A receiver's channel: written with WF_SYNC by pipe_write() or
 	// unix_stream_sendmsg() (the copy-in carries the syscall entry), read
-	// by one read(); a full writer sleeps in the syscall, and the reader
-	// gives room back with a sync wakeup.
+	// by one read() (a socket's unix_stream_read_generic() copies and
+	// frees the skb after its sleep: emu.Action.AfterWait); a full writer
+	// sleeps in the syscall, and the reader gives room back with a sync
+	// wakeup.
 	path := &chanPath{
 		write: emu.Signal(nil).With(hwmodel.OpSockSend).WithSync(),
-		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpSockRecv),
 		full:  emu.Wait(nil).With(hwmodel.OpSyscall),
 		room:  emu.Signal(nil).WithSync(),
 	}

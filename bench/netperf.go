@@ -48,7 +48,8 @@ import (
 // the TCP sender waits on it).
 //
 // Costs: the syscall and the socket layers are the preset's syscall,
-// sock_send and sock_recv; the loopback path adds loopbackFixedCycles per
+// sock_send and sock_recv (a receive's sock_recv runs after its wait:
+// emu.Action.AfterWait); the loopback path adds loopbackFixedCycles per
 // packet plus the payload copies at loopbackBytesPerCycle (see below).
 //
 // Output: netperf's classic tables byte for byte (the title and data
@@ -136,12 +137,15 @@ const (
 //     syscall 200 + sock_send 2500 + loopback 1500 cycles = 1.40 us; the
 //     wakeup of the peer on its own idle CPU (ttwu, select, enqueue, IPI
 //     send and delivery, C1 exit, IPI entry: ~2.5 us); the peer's
-//     switch-in and recvfrom() = syscall 200 + sock_recv 1500 (0.57 us)
-//     plus schedule and pick: ~4.8 us, so a round trip of ~9.6 us, 104 K
-//     trans/s (measured: 103650), between the native and the gVisor
-//     figure; the loopback term is 1 us of it. (If a preset's sock_send
-//     already covers the receive softirq, this double counts 0.5 us per
-//     packet.) xeon-e5-2x10 gives 11.5 us, hikey-8 22.5 us.
+//     switch-in and the rest of its recvfrom() = sock_recv 1500 (0.5 us:
+//     udp_recvmsg() dequeues, copies and frees the skb after the sleep,
+//     emu.Action.AfterWait; the syscall's entry and the empty queue's
+//     check came before it) plus schedule and pick: ~4.8 us, so a round
+//     trip of ~9.6 us, 104 K trans/s (measured, -l 0.005: 98800 trans/s,
+//     10.1 us), between the native and the gVisor figure; the loopback
+//     term is 1 us of it. (If a preset's sock_send already covers the
+//     receive softirq, this double counts 0.5 us per packet.)
+//     xeon-e5-2x10 gives 12.4 us, hikey-8 24.6 us.
 //   - loopbackBytesPerCycle: the payload is copied twice (copy_from_user
 //     into the skb, copy_to_user out of it; loopback skips the checksum,
 //     CHECKSUM_PARTIAL) at ~4 bytes/cycle per copy [E] (10-12 GB/s at
@@ -346,7 +350,7 @@ func (w *netperfBench) sendNS(n int) int64 {
 func (w *netperfBench) path() *chanPath {
 	p := &chanPath{
 		write: emu.Signal(nil),
-		read:  emu.Wait(nil).With(hwmodel.OpSyscall, hwmodel.OpSockRecv),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpSockRecv),
 		full:  emu.Wait(nil),
 		room:  emu.Signal(nil),
 	}

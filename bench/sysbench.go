@@ -62,7 +62,9 @@ import (
 // thread, and the total time is when the last thread ends. Unix socket
 // sends and receives are charged at the preset's sock_send and
 // sock_recv, which price the UDP path: a unix socket is somewhat
-// cheaper.
+// cheaper. A receive's sock_recv runs after its wait, as
+// unix_stream_read_generic() copies and frees the skb after its sleep
+// (emu.Action.AfterWait).
 type sysbenchBench struct {
 	Common
 	threadsArg string
@@ -286,7 +288,7 @@ func (w *sysbenchBench) client(i int, req, reply *emu.Sem) emu.Program {
 				return emu.SignalStamp(req, int64(q)).With(hwmodel.OpSyscall, hwmodel.OpSockSend).WithSync()
 			case 3: // wait for the result
 				step = 4
-				return emu.Wait(reply).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+				return emu.Wait(reply).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpSockRecv)
 			case 4:
 				q++
 				if q < w.queries {
@@ -330,7 +332,7 @@ func (w *sysbenchBench) backend(i int, req, reply, lockReq, grant *emu.Sem) emu.
 			switch step {
 			case 0:
 				step = 1
-				return emu.Wait(req).With(hwmodel.OpSyscall, hwmodel.OpSockRecv)
+				return emu.Wait(req).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpSockRecv)
 			case 1:
 				q := t.Stamp()
 				if q == sysbenchClose {

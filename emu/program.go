@@ -48,6 +48,10 @@ type Action struct {
 	Sync     bool  // ActSignal: WF_SYNC, the waker is about to sleep
 	CPUs     []int // ActSetAffinity
 	Kernel   []hwmodel.KernelOp
+	// After lists, for an ActWait, the kernel operations that finish the
+	// waiting syscall once a signal is consumed: the task's CPU runs them
+	// before the task's next action (AfterWait).
+	After []hwmodel.KernelOp
 	// Pipe lists the fs/pipe.c steps the action runs on the task's CPU
 	// (OnPipe, pipe.go): a copy-out before Kernel, the others after it.
 	Pipe []PipeStep
@@ -70,6 +74,21 @@ func SetAffinity(cpus ...int) Action { return Action{Op: ActSetAffinity, CPUs: c
 // action.
 func (a Action) With(ops ...hwmodel.KernelOp) Action {
 	a.Kernel = append(a.Kernel, ops...)
+	return a
+}
+
+// AfterWait adds kernel operations that a Wait runs once it has consumed
+// a signal, on the task's CPU, before the task's next action: the part of
+// a blocking receive that follows the sleep. A socket read is the case:
+// udp_recvmsg() (net/ipv4/udp.c, v6.6) calls __skb_recv_udp(), which
+// finds the receive queue empty and sleeps in
+// __skb_wait_for_more_packets(); only after the wakeup does it dequeue
+// the skb, skb_copy_datagram_msg() it and free it (skb_consume_udp()), so
+// that work lies on the path from the peer's send to the reader's next
+// step. With the operations as With, they would run before the sleep,
+// hidden behind the peer's work. (Pipes do the same with PipeCopyOut.)
+func (a Action) AfterWait(ops ...hwmodel.KernelOp) Action {
+	a.After = append(a.After[:len(a.After):len(a.After)], ops...)
 	return a
 }
 
@@ -100,6 +119,14 @@ func Hog() Program { return Loop(Run(10 * nsecPerMsec)) }
 
 // doAction runs curr's next action.
 func (rq *RQ) doAction(t *Task) {
+	// The last Wait's finishing work comes first (Action.AfterWait): the
+	// syscall returns before the program goes on.
+	if ops := t.afterWait; len(ops) > 0 {
+		t.afterWait = nil
+		for _, op := range ops {
+			rq.cost(op)
+		}
+	}
 	a := t.prog.Next(t)
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, &a, true)
@@ -129,6 +156,7 @@ func (rq *RQ) doAction(t *Task) {
 		if sem.owner != t {
 			panic(fmt.Sprintf("emu: task %v waits on %v, owned by %v", t, sem, sem.owner))
 		}
+		t.afterWait = a.After
 		if sem.Pending() > 0 {
 			t.stamp = sem.pop()
 			return

@@ -3,6 +3,8 @@ package emu
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // TaskState is where a task is in its life, as an explicit state machine:
@@ -100,6 +102,10 @@ type Task struct {
 	waitingOn *Sem
 	stamp     int64
 	sem       *Sem
+	// afterWait is the kernel work the task's current Wait runs once it
+	// consumes a signal (Action.AfterWait); written and cleared by the
+	// CPU running the task, in doAction.
+	afterWait []hwmodel.KernelOp
 	sim       *Sim // fixed
 	// timer is the armed sleep timer, cancelled when the task is woken
 	// some other way first (by the owner, or barrier: claimWake).
