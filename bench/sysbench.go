@@ -62,9 +62,9 @@ import (
 // thread, and the total time is when the last thread ends. Unix socket
 // sends and receives are charged at the preset's sock_send and
 // sock_recv, which price the UDP path: a unix socket is somewhat
-// cheaper. A receive's sock_recv runs after its wait, as
-// unix_stream_read_generic() copies and frees the skb after its sleep
-// (emu.Action.AfterWait).
+// cheaper. A receive's sock_recv runs after its wait: the client wakes
+// from poll() and the backend from epoll_wait() before their recv()
+// copies the queued data out and frees it (emu.Action.AfterWait).
 type sysbenchBench struct {
 	Common
 	threadsArg string
