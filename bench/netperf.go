@@ -90,10 +90,10 @@ type netperfBench struct {
 	sync    bool
 	host    string // -H: the remote host, as the title names it
 	ipv4    bool   // -4
-	start   string // -start: spread or fork (pairPlacer)
 	ipv6    bool   // -6
 	cpuL    bool   // -c: report local CPU utilization
 	cpuR    bool   // -C: report remote CPU utilization
+	start   string // -start: spread or fork (pairPlacer)
 
 	m       *hwmodel.Machine
 	n       int

@@ -211,9 +211,9 @@ func (p *pairPlacer) daemon(k int) int {
 // Spread; published, the 50% run has no tg->load_avg cost at all, its
 // ratelimit changes nothing). So the pairs of netperf and sysbench start
 // side by side on Spread's CPUs (their -start fork starts them where the
-// kernel forks them instead: pairPlacer), and the tools whose tasks do not settle
-// in pairs (hackbench, perf bench sched messaging: 20 senders to 20
-// receivers per group) start where ForkCPU puts them.
+// kernel forks them instead: pairPlacer), and the tools whose tasks do
+// not settle in pairs (hackbench, perf bench sched messaging: 20 senders
+// to 20 receivers per group) start where ForkCPU puts them.
 func Spread(s *emu.Sim, i int) int {
 	order := spreadOrder(s)
 	return order[i%len(order)]
