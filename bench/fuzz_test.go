@@ -126,6 +126,9 @@ func FuzzWorkloadFlags(f *testing.F) {
 		{"sysbench", "--threads=3 --time=0.003 --report-interval=0.001 oltp_read_write run"},
 		{"hackbench", "-g2 -f5 -Tpl10"},
 		{"schbench", "--message-threads 2 --threads=2 --runtime 1 -j -"},
+		{"netperf", "-nr 4 -l 0.001 -start fork"},
+		{"sysbench", "--threads 4 --time 0.001 -commit-lock -start fork"},
+		{"netperf", "-start forked"},
 	} {
 		for i, n := range names {
 			if n == c.name {
