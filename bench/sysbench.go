@@ -113,12 +113,13 @@ const (
 	// emulator produces itself) and ~10 us is the socket and scheduling
 	// path: ~112 us of user time. With every CPU busy, a thread shares
 	// its core with a busy SMT sibling and runs at the preset's
-	// smt_yield (0.6 on spr-2s) of its speed alone, so the statement
-	// costs ~67 us of a CPU alone: 58 us in the backend, 9 us in the
-	// client (sysbenchClientUS), the 100:15 split of the first estimate.
-	// [E]
-	sysbenchQueryUS  = 58
-	sysbenchClientUS = 9
+	// smt_yield (0.4 on spr-2s, fitted to the UDP_RR load curve; these
+	// were 58 and 9 us with its earlier 0.6) of its speed alone, so the
+	// statement costs ~45 us of a CPU alone: 39 us in the backend, 6 us
+	// in the client (sysbenchClientUS), the 100:15 split of the first
+	// estimate. [E]
+	sysbenchQueryUS  = 39
+	sysbenchClientUS = 6
 	// sysbenchJitter: oltp_read_write mixes point selects with 100-row
 	// range scans, sorts and writes, so statement costs differ several
 	// fold; each costs -query-us times a uniform factor in [1-j, 1+j)
