@@ -32,9 +32,10 @@ import (
 // latency is from its BEGIN to COMMIT's result, as sysbench times an
 // event (sb_event_start()/sb_event_stop() around execute_event()).
 //
-// -commit-lock adds a global lock at COMMIT held for -commit-us (the
-// WAL flush under WALWriteLock, or the WAL insert lock): one holder,
-// waiters served in FIFO order. It is futex.go's fifoLock in its
+// -commit-lock (on by default; -commit-lock=false turns it off) is a
+// global lock at COMMIT held for -commit-us (the WAL flush under
+// WALWriteLock, or the WAL insert lock): one holder, waiters served in
+// FIFO order. It is futex.go's fifoLock in its
 // remote-core mode, a lock task (comm "postgres") that executes the
 // critical section on behalf of the requester: the backend posts a
 // request (a futex wake, OpSyscall) and sleeps on its own grant semaphore
@@ -44,7 +45,26 @@ import (
 // costs two wakeups even uncontended (a real uncontended LWLockAcquire is
 // a user-space compare-and-swap), the critical section runs on the lock
 // task's CPU rather than the holder's, and the holder sleeps instead of
-// running through it. Off by default.
+// running through it.
+//
+// Why it is on by default: it is the only wakeup here that crosses the
+// pairs, and without one the pairs settle. A statement's two wakeups
+// are WF_SYNC from a waker about to sleep, so wake_affine_idle() (fair.c,
+// v6.6: "sync && cpu_rq(this_cpu)->nr_running == 1") sends the wakee to
+// the waker's CPU whenever select_idle_sibling() finds its previous CPU
+// busy and no idle CPU in its scan; once client and backend share a CPU
+// it never idles, so nothing finds it free again. On spr-2s at --threads
+// 100% the pure ping-pong ran 2.74, 1.37 and 0.69 M migrations/s over its
+// first 0.01, 0.05 and 0.1 s (TTWULocal 4%, 54%, 75% of wakeups), where
+// lkp measured 2.2 M/s over a 5 s window of the steady state. Real
+// postgres commits cross the pairs: XLogFlush() (xlog.c) takes
+// WALWriteLock for every committing write transaction (synchronous_commit
+// is on by default; with fsync off the lock still covers the WAL
+// write()), and a backend that finds it held sleeps until the holder's
+// LWLockRelease() wakes it. With the lock the same run holds 2.05, 2.03
+// and 2.00 M migrations/s at 0.05, 0.1 and 0.2 s, and 2.9-3.0 M
+// wakeups/s (lkp: 2.8 M). TestSysbenchCommitLockKeepsPairsMoving shows
+// both on hikey-8.
 //
 // Output: sysbench 1.0.20's: the banner and print_run_mode()'s lines,
 // the --report-interval lines (db_report_intermediate()), then the
@@ -138,7 +158,7 @@ func init() {
 		Examples: []string{
 			"emu run -topo spr-2s -workload sysbench --threads 100% --time 1 -cgroup docker",
 			"emu run -topo hikey-8 -workload sysbench --threads=8 --time=0.5 --report-interval=0.1 oltp_read_write run",
-			"emu run -topo hikey-8 -workload sysbench --threads 8 --time 0.5 -commit-lock",
+			"emu run -topo hikey-8 -workload sysbench --threads 8 --time 0.5 -commit-lock=false",
 		},
 		Args:      sysbenchArgs,
 		ArgsUsage: "[oltp_read_write [run]]",
@@ -153,7 +173,7 @@ func init() {
 			fs.Float64Var(&w.queryUS, "query-us", sysbenchQueryUS, "backend CPU per statement, in us")
 			fs.Float64Var(&w.clientUS, "client-us", sysbenchClientUS, "client CPU per statement (Lua + libpq), in us")
 			fs.Float64Var(&w.jitter, "query-jitter", sysbenchJitter, "statement costs vary uniformly within +-this fraction of -query-us (0: all equal)")
-			fs.BoolVar(&w.commitLock, "commit-lock", false, "take a global FIFO lock at COMMIT (WALWriteLock)")
+			fs.BoolVar(&w.commitLock, "commit-lock", true, "take a global FIFO lock at COMMIT (WALWriteLock; -commit-lock=false: none)")
 			fs.Float64Var(&w.commitUS, "commit-us", sysbenchCommitUS, "time the commit lock is held, in us")
 			addPairStart(fs, &w.start)
 			return func(m *hwmodel.Machine) (Workload, error) {
