@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -30,8 +32,33 @@ type Runner struct {
 	// preset first.
 	Perf string
 	Fit  bool
+	// Jobs is how many of a study's runs execute at once (<= 1: one
+	// after another). The runs are independent and each is
+	// deterministic, so the tables, the NDJSON records and the order of
+	// the OnRun calls are the same whatever Jobs is; only the host time
+	// differs (see prefetch).
+	Jobs int
 
 	cache map[string]*Outcome
+	// exec executes one run (nil: Execute); tests stub it.
+	exec func(Run, uint64, Engine) (*Outcome, error)
+	// pre holds the runs prefetch started, by cache key; do takes them
+	// in its own order.
+	pre map[string]*future
+}
+
+// future is a run prefetch started: done closes once o and err are set.
+type future struct {
+	done chan struct{}
+	o    *Outcome
+	err  error
+}
+
+func (r *Runner) execute(run Run, seed uint64, eng Engine) (*Outcome, error) {
+	if r.exec != nil {
+		return r.exec(run, seed, eng)
+	}
+	return Execute(run, seed, eng)
 }
 
 // length is the row's length at this scale, halved when half is set.
@@ -71,7 +98,14 @@ func (r *Runner) do(st *Study, row *Row, set Setting, run Run) ([]*Outcome, erro
 		o, cached := r.cache[key]
 		if !cached {
 			var err error
-			if o, err = Execute(run, seed, r.Engine); err != nil {
+			if f, ok := r.pre[key]; ok {
+				<-f.done
+				delete(r.pre, key)
+				o, err = f.o, f.err
+			} else {
+				o, err = r.execute(run, seed, r.Engine)
+			}
+			if err != nil {
 				return nil, err
 			}
 			if o.Interrupted {
@@ -149,7 +183,9 @@ func (r *Runner) Reproduce(st *Study) (*Summary, error) {
 	if st.Custom != nil {
 		sum, err = st.Custom(r, st)
 	} else {
+		wait := r.prefetch(r.plan(st))
 		sum, err = r.grid(st)
+		wait()
 	}
 	if sum != nil {
 		sum.HostSec = time.Since(t0).Seconds()
@@ -166,6 +202,116 @@ func (r *Runner) rows(st *Study) []*Row {
 		}
 	}
 	return rows
+}
+
+// planned is one run (and seed) a study's grid will ask do for.
+type planned struct {
+	run  Run
+	seed uint64
+}
+
+// plan lists the runs grid makes for st, in the order it makes them:
+// every row under every setting (and on RefTopo), then the steady-state
+// line's half-length runs. TestPlanIsGrid holds it to grid.
+func (r *Runner) plan(st *Study) []planned {
+	var p []planned
+	add := func(run Run) {
+		for k := range r.seeds(st) {
+			p = append(p, planned{run, r.Seed + uint64(k)})
+		}
+	}
+	rows := r.rows(st)
+	for _, row := range rows {
+		for _, s := range st.Settings {
+			add(st.runOf(row, s, r.length(row.Length, false), ""))
+		}
+		if st.RefTopo != "" {
+			for _, s := range st.Settings {
+				add(st.runOf(row, s, r.length(row.Length, false), st.RefTopo))
+			}
+		}
+	}
+	if h := st.Headline; h != nil && r.Steady && st.Set == "calibration" && slices.ContainsFunc(rows, func(row *Row) bool { return row.Label == h.Row }) {
+		row := st.row(h.Row)
+		for i, s := range st.Settings {
+			if i == 0 || i == h.Setting {
+				add(st.runOf(row, s, r.length(row.Length, true), ""))
+			}
+		}
+	}
+	return p
+}
+
+// prefetch starts the planned runs that are neither cached nor already
+// started on Jobs goroutines, in plan order, for do to collect; it does
+// nothing when Jobs <= 1 or the engine reports progress (one callback
+// per run). The returned wait stops the runs no one collected (a failed
+// study: at their next barrier) and returns once every goroutine has
+// ended.
+func (r *Runner) prefetch(p []planned) (wait func()) {
+	if r.Jobs <= 1 || r.Engine.Progress != nil {
+		return func() {}
+	}
+	if r.pre == nil {
+		r.pre = map[string]*future{}
+	}
+	type job struct {
+		planned
+		f *future
+	}
+	var jobs []job
+	for _, x := range p {
+		key := x.run.key(x.seed) + "|" + r.Engine.Calib
+		if _, ok := r.cache[key]; ok {
+			continue
+		}
+		if _, ok := r.pre[key]; ok {
+			continue
+		}
+		f := &future{done: make(chan struct{})}
+		r.pre[key] = f
+		jobs = append(jobs, job{x, f})
+	}
+	// The runs stop when the caller's Stop fires or when wait gives up
+	// on the ones left.
+	cancel, stop := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-r.Engine.Stop:
+		case <-cancel:
+		}
+		close(stop)
+	}()
+	eng := r.Engine
+	eng.Stop = stop
+	next := make(chan job)
+	var wg sync.WaitGroup
+	for range min(r.Jobs, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				select {
+				case <-stop: // given up: do not start it
+					j.f.err = ErrInterrupted
+				default:
+					j.f.o, j.f.err = r.execute(j.run, j.seed, eng)
+				}
+				close(j.f.done)
+			}
+		}()
+	}
+	go func() {
+		for _, j := range jobs {
+			next <- j
+		}
+		close(next)
+	}()
+	return func() {
+		close(cancel)
+		wg.Wait()
+		clear(r.pre)
+	}
 }
 
 func (r *Runner) grid(st *Study) (*Summary, error) {

@@ -2,10 +2,19 @@ package study
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -166,5 +175,154 @@ func TestLength(t *testing.T) {
 	}
 	if got := r.length(Length{Default: 0.02, Quick: 0.002, Seconds: true}, false); got != "0.5" {
 		t.Errorf("-l 0.5 on seconds: %s", got)
+	}
+}
+
+// fakeExec stands in for Execute: an Outcome whose every value is a hash
+// of the run and seed (so each run differs, and the same run agrees with
+// itself), after a delay that also comes from the hash, so that runs
+// executed at once finish out of order. It counts the runs by key.
+type fakeExec struct {
+	mu    sync.Mutex
+	calls map[string]int
+	order []string
+}
+
+func (f *fakeExec) exec(run Run, seed uint64, _ Engine) (*Outcome, error) {
+	key := run.key(seed)
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[key]++
+	f.order = append(f.order, key)
+	f.mu.Unlock()
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	x := h.Sum64()
+	time.Sleep(time.Duration(x%5) * 100 * time.Microsecond)
+	vals := map[string]float64{}
+	o := &Outcome{Run: run, Seed: seed, Complete: true, Metrics: bench.Metrics{Values: vals},
+		LKP: map[string]float64{}, Counters: map[string]float64{}, Shares: map[string]float64{}}
+	// Every name a study's metrics read resolves to a value of the hash.
+	for i, name := range []string{"throughput", "throughput_per_client", "total_sec", "tps", "transactions_per_sec", "time_sec", "p99", "p50", "p95", "max"} {
+		vals[name] = float64(x%1000+1) * float64(i+1)
+	}
+	return o, nil
+}
+
+// nonCustom is every study that runs through grid.
+func nonCustom() []*Study {
+	var out []*Study
+	for _, st := range All() {
+		if st.Custom == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// TestPlanIsGrid: plan lists exactly the runs grid asks for, in its
+// order, at both scales, so that prefetch starts no run in vain and
+// leaves none to run one at a time.
+func TestPlanIsGrid(t *testing.T) {
+	for _, st := range nonCustom() {
+		for _, quick := range []bool{false, true} {
+			f := &fakeExec{}
+			r := &Runner{Out: io.Discard, Quick: quick, Steady: true, Seed: 1, exec: f.exec}
+			var want []string
+			for _, p := range r.plan(st) {
+				want = append(want, p.run.key(p.seed))
+			}
+			if _, err := r.Reproduce(st); err != nil {
+				t.Fatalf("%s: %v", st.Name, err)
+			}
+			// grid asks do for a cached run again (the steady line may
+			// repeat a full-length run); the executions are the plan
+			// without its repeats.
+			var dedup []string
+			seen := map[string]bool{}
+			for _, k := range want {
+				if !seen[k] {
+					seen[k] = true
+					dedup = append(dedup, k)
+				}
+			}
+			if len(f.order) == 0 {
+				t.Errorf("%s (quick %v): no run executed", st.Name, quick)
+			}
+			if strings.Join(f.order, "\n") != strings.Join(dedup, "\n") {
+				t.Errorf("%s (quick %v): grid ran\n  %s\nplan said\n  %s", st.Name, quick,
+					strings.Join(f.order, "\n  "), strings.Join(dedup, "\n  "))
+			}
+		}
+	}
+}
+
+// TestJobsSameOutput: with runs executed four at a time, every study
+// prints the same bytes and reports its runs (OnRun) in the same order as
+// one at a time, and no run executes twice.
+func TestJobsSameOutput(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, st := range nonCustom() {
+		var outs [2]string
+		var runs [2][]string
+		for i, jobs := range []int{1, 4} {
+			f := &fakeExec{}
+			var b bytes.Buffer
+			r := &Runner{Out: &b, Steady: true, Seed: 1, Jobs: jobs, exec: f.exec}
+			r.OnRun = func(st *Study, row, setting string, o *Outcome, cached bool) {
+				runs[i] = append(runs[i], fmt.Sprintf("%s %s %v %s", row, setting, cached, o.Run.key(o.Seed)))
+			}
+			if _, err := r.Reproduce(st); err != nil {
+				t.Fatalf("%s -j %d: %v", st.Name, jobs, err)
+			}
+			for k, n := range f.calls {
+				if n != 1 {
+					t.Errorf("%s -j %d: %s executed %d times", st.Name, jobs, k, n)
+				}
+			}
+			outs[i] = b.String()
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%s: -j 4 printed\n%s\n-j 1\n%s", st.Name, outs[1], outs[0])
+		}
+		if strings.Join(runs[0], "\n") != strings.Join(runs[1], "\n") {
+			t.Errorf("%s: -j 4 reported the runs\n%s\n-j 1\n%s", st.Name, strings.Join(runs[1], "\n"), strings.Join(runs[0], "\n"))
+		}
+	}
+}
+
+// TestJobsStopOnError: a failing run ends the study with its error, and
+// the runs started beside it stop; nothing is left running.
+func TestJobsStopOnError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	st, err := Lookup("tgload-udprr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeExec{}
+	boom := errors.New("boom")
+	var first string // the study's first run fails
+	var started atomic.Int32
+	r := &Runner{Out: io.Discard, Steady: true, Seed: 1, Jobs: 2, exec: func(run Run, seed uint64, eng Engine) (*Outcome, error) {
+		started.Add(1)
+		if run.key(seed) == first {
+			return nil, boom
+		}
+		<-eng.Stop // the others run until they are told to stop
+		o, _ := f.exec(run, seed, eng)
+		o.Interrupted = true
+		return o, nil
+	}}
+	p := r.plan(st)
+	first = p[0].run.key(p[0].seed)
+	if _, err := r.Reproduce(st); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the first run's", err)
+	}
+	// The failing run and what the other job was running, perhaps one
+	// more taken before the stop: never all of them.
+	if n := started.Load(); n < 1 || n > 3 {
+		t.Errorf("%d of the %d runs started, want 1 to 3 (the rest never start)", n, len(p))
 	}
 }

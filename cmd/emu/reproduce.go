@@ -28,6 +28,7 @@ examples:
   emu reproduce -list
   emu reproduce tgload-udprr                 # a few minutes on 2 cores
   emu reproduce -quick all                   # every study at the shortest meaningful scale
+  emu reproduce -j 2 -driver serial tgload-udprr   # two runs at once: faster on 2 cores
   emu reproduce -seeds 3 -o udprr.ndjson tgload-udprr
   emu reproduce -fit host-pipe               # runs the real perf bench too`
 
@@ -41,6 +42,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reproduce", fmt.Sprintf(reproduceUsage, list.String()), stderr)
 	fs.BoolVar(&list1, "list", false, "list the studies and exit")
 	fs.StringVar(&e.driver, "driver", "parallel", "engine driver: parallel or serial (same bytes)")
+	fs.IntVar(&r.Jobs, "j", 1, "runs of a study executed at once, each with -driver (same bytes; on a host with few CPUs -j N -driver serial beats one parallel run at a time)")
 	fs.Uint64Var(&r.Seed, "seed", 1, "first seed")
 	fs.IntVar(&r.Seeds, "seeds", 0, "seeds per setting (mean ±spread when more than one); 0: the study's own (1, or 8 for lb-spread-llc)")
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the exact lookahead)")
@@ -66,6 +68,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkDriver(e.driver); err != nil {
 		return err
+	}
+	if r.Jobs < 1 || r.Jobs > 256 {
+		return usagef("-j: runs at once must be in [1, 256], got %d", r.Jobs)
 	}
 	if e.epoch < 0 || e.epoch > maxEpoch {
 		return usagef("-epoch: %v is out of range (allowed: 0, the exact lookahead, up to %v)", e.epoch, maxEpoch)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +122,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"compare", "-workload", "pipe", "-patch", "v6.6-eevdf", "-seeds", "0"}, "-seeds"},
 		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, tgload-postgres, tgload-icl, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, all)`},
 		{[]string{"reproduce", "-l", "-1", "host-pipe"}, "-l: virtual seconds"},
+		{[]string{"reproduce", "-j", "0", "host-pipe"}, "-j: runs at once must be in [1, 256], got 0"},
 	} {
 		code, _, errs := runEmu(tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
@@ -220,6 +222,26 @@ func TestReproduceHostPipe(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Runs executed at once (-j) print the same study, byte for byte, and
+// report the runs on stderr in the same order.
+func TestReproduceJobsSameBytes(t *testing.T) {
+	var outs, runs [2]string
+	for i, j := range []string{"1", "3"} {
+		code, out, errs := runEmu("reproduce", "-l", "0.0002", "-driver", "serial", "-j", j, "tgload-udprr")
+		if code != 0 {
+			t.Fatalf("-j %s: exit %d: %s", j, code, errs)
+		}
+		outs[i] = out
+		runs[i] = regexp.MustCompile(`: [0-9.]+ s host`).ReplaceAllString(errs, "")
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("-j 3 printed\n%s\n-j 1\n%s", outs[1], outs[0])
+	}
+	if runs[0] != runs[1] || strings.Count(runs[0], "emu reproduce:") != 6 {
+		t.Errorf("-j 3 reported\n%s\n-j 1 (6 runs)\n%s", runs[1], runs[0])
 	}
 }
 
