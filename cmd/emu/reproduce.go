@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ examples:
   emu reproduce -list
   emu reproduce tgload-udprr                 # a few minutes on 2 cores
   emu reproduce -quick all                   # every study at the shortest meaningful scale
-  emu reproduce -j 2 -driver serial tgload-udprr   # two runs at once: faster on 2 cores
+  emu reproduce -j 2 tgload-udprr            # two runs at once: faster on 2 cores
   emu reproduce -seeds 3 -o udprr.ndjson tgload-udprr
   emu reproduce -fit host-pipe               # runs the real perf bench too`
 
@@ -42,7 +43,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reproduce", fmt.Sprintf(reproduceUsage, list.String()), stderr)
 	fs.BoolVar(&list1, "list", false, "list the studies and exit")
 	fs.StringVar(&e.driver, "driver", "parallel", "engine driver: parallel or serial (same bytes)")
-	fs.IntVar(&r.Jobs, "j", 1, "runs of a study executed at once, each with -driver (same bytes; on a host with few CPUs -j N -driver serial beats one parallel run at a time)")
+	fs.IntVar(&r.Jobs, "j", 1, "runs of a study executed at once, sharing the host's CPUs as sweep -j does (same bytes; on a host with few CPUs, -j N beats one parallel run at a time)")
 	fs.Uint64Var(&r.Seed, "seed", 1, "first seed")
 	fs.IntVar(&r.Seeds, "seeds", 0, "seeds per setting (mean ±spread when more than one); 0: the study's own (1, or 8 for lb-spread-llc)")
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the exact lookahead)")
@@ -106,6 +107,10 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	stop, unlisten := interrupts()
 	defer unlisten()
 	r.Engine = study.Engine{Driver: e.driver, Epoch: int64(e.epoch), Calib: e.calib, Stop: stop}
+	if r.Jobs > 1 {
+		// As sweep -j: the host's CPUs shared among the runs at once.
+		r.Engine.Workers = max(1, runtime.GOMAXPROCS(0)/r.Jobs)
+	}
 	var werr error
 	r.OnRun = func(st *study.Study, row, setting string, o *study.Outcome, cached bool) {
 		if cached {
