@@ -227,9 +227,13 @@ func nonCustom() []*Study {
 // leaves none to run one at a time.
 func TestPlanIsGrid(t *testing.T) {
 	for _, st := range nonCustom() {
-		for _, quick := range []bool{false, true} {
+		for _, c := range []struct {
+			quick, all bool
+			seeds      int
+		}{{false, false, 0}, {true, false, 0}, {true, true, 2}} {
+			quick := c.quick
 			f := &fakeExec{}
-			r := &Runner{Out: io.Discard, Quick: quick, Steady: true, Seed: 1, exec: f.exec}
+			r := &Runner{Out: io.Discard, Quick: quick, All: c.all, Seeds: c.seeds, Steady: true, Seed: 1, exec: f.exec}
 			var want []string
 			for _, p := range r.plan(st) {
 				want = append(want, p.run.key(p.seed))
