@@ -64,7 +64,8 @@ import (
 // LWLockRelease() wakes it. With the lock the same run holds 2.05, 2.03
 // and 2.00 M migrations/s at 0.05, 0.1 and 0.2 s, and 2.9-3.0 M
 // wakeups/s (lkp: 2.8 M). TestSysbenchCommitLockKeepsPairsMoving shows
-// both on hikey-8.
+// both on xeon-e5-2x10. Simplified: on smaller machines the lock moves
+// placement less cleanly (hikey-8 without a cgroup settles more with it).
 //
 // Output: sysbench 1.0.20's: the banner and print_run_mode()'s lines,
 // the --report-interval lines (db_report_intermediate()), then the

@@ -54,6 +54,9 @@ type future struct {
 	err  error
 }
 
+// key is the cache key of a run and seed under this runner's engine.
+func (r *Runner) key(run Run, seed uint64) string { return run.key(seed) + "|" + r.Engine.Calib }
+
 func (r *Runner) execute(run Run, seed uint64, eng Engine) (*Outcome, error) {
 	if r.exec != nil {
 		return r.exec(run, seed, eng)
@@ -94,7 +97,7 @@ func (r *Runner) do(st *Study, row *Row, set Setting, run Run) ([]*Outcome, erro
 	var out []*Outcome
 	for k := range r.seeds(st) {
 		seed := r.Seed + uint64(k)
-		key := run.key(seed) + "|" + r.Engine.Calib
+		key := r.key(run, seed)
 		o, cached := r.cache[key]
 		if !cached {
 			var err error
@@ -261,7 +264,7 @@ func (r *Runner) prefetch(p []planned) (wait func()) {
 	}
 	var jobs []job
 	for _, x := range p {
-		key := x.run.key(x.seed) + "|" + r.Engine.Calib
+		key := r.key(x.run, x.seed)
 		if _, ok := r.cache[key]; ok {
 			continue
 		}
