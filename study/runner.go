@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -275,44 +274,19 @@ func (r *Runner) prefetch(p []planned) (wait func()) {
 		r.pre[key] = f
 		jobs = append(jobs, job{x, f})
 	}
-	// The runs stop when the caller's Stop fires or when wait gives up
-	// on the ones left.
-	cancel, stop := make(chan struct{}), make(chan struct{})
-	go func() {
-		select {
-		case <-r.Engine.Stop:
-		case <-cancel:
+	done := InOrder(r.Jobs, len(jobs), r.Engine.Stop, func(i int, halt <-chan struct{}) {
+		j := jobs[i]
+		if Halted(halt) { // given up: do not start it
+			j.f.err = ErrInterrupted
+		} else {
+			eng := r.Engine
+			eng.Stop = halt
+			j.f.o, j.f.err = r.execute(j.run, j.seed, eng)
 		}
-		close(stop)
-	}()
-	eng := r.Engine
-	eng.Stop = stop
-	next := make(chan job)
-	var wg sync.WaitGroup
-	for range min(r.Jobs, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				select {
-				case <-stop: // given up: do not start it
-					j.f.err = ErrInterrupted
-				default:
-					j.f.o, j.f.err = r.execute(j.run, j.seed, eng)
-				}
-				close(j.f.done)
-			}
-		}()
-	}
-	go func() {
-		for _, j := range jobs {
-			next <- j
-		}
-		close(next)
-	}()
+		close(j.f.done)
+	})
 	return func() {
-		close(cancel)
-		wg.Wait()
+		done()
 		clear(r.pre)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -13,9 +14,10 @@ import (
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/study"
 )
 
-const compareUsage = `usage: emu compare -base FEATURES -patch FEATURES [-seeds N] [engine flags]
+const compareUsage = `usage: emu compare -base FEATURES -patch FEATURES [-seeds N] [-j N] [engine flags]
                [-workload NAME] [workload flags]
 
 Runs the workload N times (seeds -seed .. -seed+N-1) under each feature
@@ -33,7 +35,7 @@ The emulator is deterministic: the spread over seeds is the workload's
 own randomness (placement, wakeup order), not machine noise.
 
 examples:
-  emu compare -base v6.6-eevdf -patch v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
+  emu compare -j 2 -base v6.6-eevdf -patch v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
       -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.02 -cgroup docker
   emu compare -base v6.6-eevdf,-RUN_TO_PARITY -patch v6.6-eevdf -topo spr-1s \
       -workload hackbench -g 28 -f 20 -T -l 50
@@ -68,12 +70,13 @@ type sample struct {
 func runCompare(args []string, stdout, stderr io.Writer) error {
 	var e engineFlags
 	var base, patch string
-	var seeds int
+	var seeds, jobs int
 	declare := func(fs *flag.FlagSet) {
 		e.declare(fs, false)
 		fs.StringVar(&base, "base", emu.DefaultProfile, "the base feature set")
 		fs.StringVar(&patch, "patch", "", "the patched feature set (required)")
 		fs.IntVar(&seeds, "seeds", 3, "runs per side (seeds -seed .. -seed+N-1)")
+		fs.IntVar(&jobs, "j", 1, "runs executed at once, sharing the host's CPUs (same bytes; on a host with few CPUs, -j N beats one parallel run at a time)")
 	}
 	st, err := parseWithWorkload("compare", compareUsage, args, stderr, &e, declare)
 	if err != nil {
@@ -84,6 +87,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	if seeds < 1 || seeds > 100 {
 		return usagef("-seeds: must be in [1, 100], got %d", seeds)
+	}
+	if jobs < 1 || jobs > 256 {
+		return usagef("-j: runs at once must be in [1, 256], got %d", jobs)
 	}
 	if e.seed > math.MaxUint64-uint64(seeds) {
 		return usagef("-seed: %d with -seeds %d runs past the last seed (allowed: -seed up to %d)", e.seed, seeds, uint64(math.MaxUint64-uint64(seeds)))
@@ -103,49 +109,102 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	stop, unlisten := interrupts()
 	defer unlisten()
-	results := make([][]sample, 2)
+	// The runs, seed by seed, base then patch; each a fresh workload
+	// (its flags parsed again: declare binds them to these variables, so
+	// all are built here, before any run starts).
+	var runs []*compareRun
 	for seed := e.seed; seed < e.seed+uint64(seeds); seed++ {
 		for side := range 2 {
-			// A fresh workload per run: re-parse its flags.
 			w, err := freshWorkload(st, &e, declare, stderr)
 			if err != nil {
 				return err
 			}
 			cfg := runConfig(&e, st.m, feats[side])
 			cfg.Seed = seed
-			cfg.Stop = stop
-			t0 := time.Now()
-			res, err := bench.Execute(w, cfg)
-			if err != nil {
-				return workloadError(err)
+			if jobs > 1 && cfg.Workers == 0 {
+				// As sweep -j: the host's CPUs shared among the runs.
+				cfg.Workers = max(1, runtime.GOMAXPROCS(0)/jobs)
 			}
-			if res.Interrupted {
-				fmt.Fprintln(stderr)
-				writeCompare(stdout, st, sides, results)
-				return errInterrupted
-			}
-			if !res.Complete {
-				return unfinished(w)
-			}
-			m := w.Metrics(res.Sim)
-			var report strings.Builder
-			if err := w.Report(&report, res.Sim); err != nil {
-				return err
-			}
-			prof := map[string]float64{}
-			for _, p := range res.Sim.Profile(nil) {
-				prof[p.Symbol] = p.Percent
-			}
-			results[side] = append(results[side], sample{metrics: m, lkp: bench.LKPStats(st.spec.Name, report.String()),
-				counters: res.Sim.Counters(), profile: prof})
-			if e.progress {
-				fmt.Fprintf(stderr, "emu compare: %-5s seed %d: %s = %.6g (%.1f s host)\n",
-					[]string{"base", "patch"}[side], seed, m.Primary, m.Values[m.Primary], time.Since(t0).Seconds())
-			}
+			runs = append(runs, &compareRun{side: side, w: w, cfg: cfg, done: make(chan struct{})})
+		}
+	}
+	wait := study.InOrder(jobs, len(runs), stop, func(i int, halt <-chan struct{}) {
+		r := runs[i]
+		if study.Halted(halt) {
+			r.interrupted = true
+		} else {
+			r.run(halt, st.spec.Name)
+		}
+		close(r.done)
+	})
+	defer wait()
+	results := make([][]sample, 2)
+	// Collected in order, so the progress lines and the table are the
+	// same whatever -j is.
+	for _, r := range runs {
+		<-r.done
+		if r.err != nil {
+			return r.err
+		}
+		if r.interrupted {
+			fmt.Fprintln(stderr)
+			writeCompare(stdout, st, sides, results)
+			return errInterrupted
+		}
+		results[r.side] = append(results[r.side], r.sample)
+		if e.progress {
+			m := r.sample.metrics
+			fmt.Fprintf(stderr, "emu compare: %-5s seed %d: %s = %.6g (%.1f s host)\n",
+				[]string{"base", "patch"}[r.side], r.cfg.Seed, m.Primary, m.Values[m.Primary], r.hostSec)
 		}
 	}
 	writeCompare(stdout, st, sides, results)
 	return nil
+}
+
+// compareRun is one run of compare: set up before the runs start, its
+// results written by the goroutine that runs it before done closes.
+type compareRun struct {
+	side int
+	w    bench.Workload
+	cfg  bench.RunConfig
+	done chan struct{}
+
+	sample      sample
+	interrupted bool
+	err         error
+	hostSec     float64
+}
+
+// run executes the run and reads its numbers.
+func (r *compareRun) run(stop <-chan struct{}, workload string) {
+	cfg := r.cfg
+	cfg.Stop = stop
+	t0 := time.Now()
+	res, err := bench.Execute(r.w, cfg)
+	r.hostSec = time.Since(t0).Seconds()
+	switch {
+	case err != nil:
+		r.err = workloadError(err)
+		return
+	case res.Interrupted:
+		r.interrupted = true
+		return
+	case !res.Complete:
+		r.err = unfinished(r.w)
+		return
+	}
+	m := r.w.Metrics(res.Sim)
+	var report strings.Builder
+	if err := r.w.Report(&report, res.Sim); err != nil {
+		r.err = err
+		return
+	}
+	prof := map[string]float64{}
+	for _, p := range res.Sim.Profile(nil) {
+		prof[p.Symbol] = p.Percent
+	}
+	r.sample = sample{metrics: m, lkp: bench.LKPStats(workload, report.String()), counters: res.Sim.Counters(), profile: prof}
 }
 
 func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stderr io.Writer) (bench.Workload, error) {

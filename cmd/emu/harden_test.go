@@ -143,13 +143,7 @@ func TestHardening(t *testing.T) {
 // TestPartialResult: an interrupted duration-bound run reports over the
 // time that ran, and says so (issue 14, item 4).
 func TestPartialResult(t *testing.T) {
-	old := interrupts
-	defer func() { interrupts = old }()
-	interrupts = func() (<-chan struct{}, func()) {
-		ch := make(chan struct{})
-		close(ch)
-		return ch, func() {}
-	}
+	interruptAtOnce(t)
 	for _, c := range []struct{ args []string }{
 		{[]string{"netperf", "-l", "1"}},
 		{[]string{"schbench", "-r", "5"}},

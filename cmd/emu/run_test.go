@@ -123,6 +123,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, tgload-postgres, tgload-icl, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, all)`},
 		{[]string{"reproduce", "-l", "-1", "host-pipe"}, "-l: virtual seconds"},
 		{[]string{"reproduce", "-j", "0", "host-pipe"}, "-j: runs at once must be in [1, 256], got 0"},
+		{[]string{"compare", "-patch", "v6.6-eevdf", "-j", "300", "-workload", "pipe"}, "-j: runs at once must be in [1, 256], got 300"},
 	} {
 		code, _, errs := runEmu(tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
@@ -131,16 +132,22 @@ func TestRunBadInput(t *testing.T) {
 	}
 }
 
+// interruptAtOnce makes the stop channel of every run in the test closed
+// from the start, as if Ctrl-C came at once.
+func interruptAtOnce(t *testing.T) {
+	old := interrupts
+	t.Cleanup(func() { interrupts = old })
+	interrupts = func() (<-chan struct{}, func()) {
+		ch := make(chan struct{})
+		close(ch)
+		return ch, func() {}
+	}
+}
+
 // Ctrl-C stops the run at the next barrier: the partial result is printed
 // and the exit status is non-zero.
 func TestRunInterrupted(t *testing.T) {
-	old := interrupts
-	defer func() { interrupts = old }()
-	interrupts = func() (<-chan struct{}, func()) {
-		ch := make(chan struct{})
-		close(ch) // as if Ctrl-C came at once
-		return ch, func() {}
-	}
+	interruptAtOnce(t)
 	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "pipe", "-l", "100000", "-progress=false")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130: %s", code, errs)
@@ -161,6 +168,38 @@ func TestCompareTable(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Runs executed at once (-j) give the same table, byte for byte, and the
+// progress lines in the same order.
+func TestCompareJobsSameBytes(t *testing.T) {
+	var outs, runs [2]string
+	for i, j := range []string{"1", "3"} {
+		code, out, errs := runEmu("compare", "-topo", "hikey-8", "-base", "v6.6-eevdf", "-patch", "v6.6-eevdf,+TG_LOAD_RATELIMIT",
+			"-seeds", "3", "-j", j, "-workload", "pipe", "-l", "300", "-cgroup", "docker")
+		if code != 0 {
+			t.Fatalf("-j %s: exit %d: %s", j, code, errs)
+		}
+		outs[i] = out
+		runs[i] = regexp.MustCompile(`\([0-9.]+ s host\)`).ReplaceAllString(errs, "")
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("-j 3 printed\n%s\n-j 1\n%s", outs[1], outs[0])
+	}
+	if runs[0] != runs[1] || strings.Count(runs[0], "emu compare:") != 6 {
+		t.Errorf("-j 3 reported\n%s\n-j 1 (6 runs)\n%s", runs[1], runs[0])
+	}
+}
+
+// Ctrl-C under -j: every run stops, the partial table prints, exit 130.
+func TestCompareJobsInterrupted(t *testing.T) {
+	interruptAtOnce(t)
+	code, out, errs := runEmu("compare", "-topo", "hikey-8", "-patch", "v6.6-eevdf,+TG_LOAD_RATELIMIT", "-seeds", "2", "-j", "2",
+		"-workload", "pipe", "-l", "100000", "-progress=false")
+	// Stopped before any run finished: the table says so.
+	if code != 130 || !strings.Contains(out, "no complete pair of runs") || !strings.Contains(errs, "interrupted") {
+		t.Errorf("exit %d (want 130), out %q, stderr %q", code, out, errs)
 	}
 }
 
