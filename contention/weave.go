@@ -31,8 +31,9 @@ type WeaveResult struct {
 	Accesses int
 	// TotalNS is the sum of ExactNS.
 	TotalNS float64
-	// Lines is the replay's per-line outcome, by LineID (nil when no
-	// access was logged).
+	// Lines is the replay's per-line outcome summed over every weave of
+	// the Space so far, by LineID (nil when no access was logged in this
+	// one).
 	Lines []hwmodel.LineStats
 }
 
@@ -65,20 +66,18 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 
 // lineAcc and siteAcc are the cumulative statistics; stalls are kept in
 // whole ps so that sums are exact and independent of the order of addition.
+// What the replay counts per line (transfers, invalidations, fills, lock
+// waits, busy time) it keeps as running totals itself (Replayer.KeepTotals),
+// so the weave does not pass over every touched line after each replay.
 //
-// lineAcc's first three fields are what buildStream adds to for every
-// access logged: they come first, and the struct is padded to three cache
-// lines, so that they share one line in the (page-aligned) slice.
+// ops is what buildStream adds to for every access logged: it comes first,
+// and the struct is padded to two cache lines, so that it sits in one line
+// of the (page-aligned) slice.
 type lineAcc struct {
-	ops           [hwmodel.NumOps]int64 // accesses by op (their sum, and their uncontended ps, are derived: accCharged)
-	transfers     [hwmodel.NumClasses]int64
-	invalidations int64
-	fills         int64
-	lockWaits     int64
-	stallPS       int64
-	busyPS        int64
-	host          hostSample
-	_             [5]int64
+	ops     [hwmodel.NumOps]int64 // accesses by op (their sum, and their uncontended ps, are derived: accCharged)
+	stallPS int64
+	host    hostSample
+	_       [7]int64
 }
 
 type siteAcc struct {
@@ -204,20 +203,10 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	}
 	if s.rp == nil {
 		s.rp = s.m.NewReplayer()
+		s.rp.KeepTotals()
 	}
 	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
 	res.Lines = rr.Lines
-	for _, i := range rr.Touched {
-		ls := &rr.Lines[i]
-		a := &s.lineStats[i]
-		for c, x := range ls.Transfers {
-			a.transfers[c] += int64(x)
-		}
-		a.invalidations += int64(ls.Invalidations)
-		a.fills += int64(ls.Fills)
-		a.lockWaits += int64(ls.LockWaits)
-		a.busyPS += ls.BusyPS
-	}
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}
@@ -438,13 +427,23 @@ func (s *Space) Stats() *Stats {
 	for k := range st.Kinds {
 		st.Kinds[k].Kind = Kind(k)
 	}
+	var tot []hwmodel.LineStats // the replay's running totals (KeepTotals)
+	if s.rp != nil {
+		tot = s.rp.Totals()
+	}
 	for i, a := range s.lineStats {
 		li := s.lineInfo[i]
 		accesses, chargedPS := s.accCharged(&a.ops)
 		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: a.ops,
-			Transfers: a.transfers, Invalidations: a.invalidations, Fills: a.fills, LockWaits: a.lockWaits,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, BusyNS: float64(a.busyPS) / 1000,
-			Host: a.host.public()}
+			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, Host: a.host.public()}
+		if i < len(tot) {
+			r := &tot[i]
+			for c, x := range r.Transfers {
+				ls.Transfers[c] = int64(x)
+			}
+			ls.Invalidations, ls.Fills, ls.LockWaits = int64(r.Invalidations), int64(r.Fills), int64(r.LockWaits)
+			ls.BusyNS = float64(r.BusyPS) / 1000
+		}
 		st.Lines[i] = ls
 		st.Accesses += accesses
 		stallPS += a.stallPS

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -229,6 +230,57 @@ func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (fl
 	return total, busy
 }
 
+// randomStreams is the saturating random load of TestReplayCutEqualsWhole
+// for one seed: 10 CPUs of spr-2s on both sockets, 60 requests each, about
+// 20 ns apart, on 1-3 lines (the last one also a lock), and barriers to cut
+// it at; mk makes the lines afresh.
+func randomStreams(m *Machine, seed uint64) (mk func() []*Line, streams [][]Req, barriers []int64) {
+	cpus := []int{0, 1, 2, 3, 56, 57, 112, 113, 168, 200}
+	rng := seed * 0x9e3779b97f4a7c15
+	rnd := func(n uint64) uint64 {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return rng % n
+	}
+	nlines := 1 + int(rnd(3))
+	mk = func() []*Line {
+		ls := make([]*Line, nlines)
+		for i := range ls {
+			ls[i] = m.NewLine(i % 2)
+		}
+		return ls
+	}
+	streams = make([][]Req, m.NumCPUs())
+	for _, c := range cpus {
+		var tm int64
+		for k := 0; k < 60; k++ {
+			tm += int64(rnd(40)) // saturating: ~20 ns apart per CPU
+			li := int32(rnd(uint64(nlines)))
+			switch r := rnd(10); {
+			case r < 4:
+				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: RMW, Tag: 1})
+			case r < 6:
+				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Tag: 2})
+			case r < 8:
+				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Indep: true, Tag: 3})
+			case r < 9:
+				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Write, Tag: 4})
+			default:
+				// a critical section on the lock line (the last line)
+				lk := int32(nlines - 1)
+				streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Lock, Tag: 5})
+				tm += int64(rnd(200))
+				streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Unlock, Tag: 5})
+			}
+		}
+	}
+	for b := int64(1 + rnd(300)); b < 3000; b += int64(1 + rnd(300)) {
+		barriers = append(barriers, b)
+	}
+	return mk, streams, barriers
+}
+
 // TestReplayCutEqualsWhole: the weave's queues are the machine's, not the
 // epoch's. Replaying random streams whole, and cut at random barriers the
 // way the engine cuts them (each epoch's requests shifted by the stall
@@ -238,52 +290,9 @@ func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (fl
 // and fails this by a wide margin.
 func TestReplayCutEqualsWhole(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
-	cpus := []int{0, 1, 2, 3, 56, 57, 112, 113, 168, 200}
 	for seed := uint64(1); seed <= 40; seed++ {
-		rng := seed * 0x9e3779b97f4a7c15
-		rnd := func(n uint64) uint64 {
-			rng ^= rng << 13
-			rng ^= rng >> 7
-			rng ^= rng << 17
-			return rng % n
-		}
-		nlines := 1 + int(rnd(3))
-		mk := func() []*Line {
-			ls := make([]*Line, nlines)
-			for i := range ls {
-				ls[i] = m.NewLine(i % 2)
-			}
-			return ls
-		}
-		streams := make([][]Req, m.NumCPUs())
-		for _, c := range cpus {
-			var tm int64
-			for k := 0; k < 60; k++ {
-				tm += int64(rnd(40)) // saturating: ~20 ns apart per CPU
-				li := int32(rnd(uint64(nlines)))
-				switch r := rnd(10); {
-				case r < 4:
-					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: RMW, Tag: 1})
-				case r < 6:
-					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Tag: 2})
-				case r < 8:
-					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Indep: true, Tag: 3})
-				case r < 9:
-					streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Write, Tag: 4})
-				default:
-					// a critical section on the lock line (the last line)
-					lk := int32(nlines - 1)
-					streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Lock, Tag: 5})
-					tm += int64(rnd(200))
-					streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Unlock, Tag: 5})
-				}
-			}
-		}
+		mk, streams, barriers := randomStreams(m, seed)
 		whole, busyWhole := cutReplay(m, mk(), streams, nil)
-		var barriers []int64
-		for b := int64(1 + rnd(300)); b < 3000; b += int64(1 + rnd(300)) {
-			barriers = append(barriers, b)
-		}
 		cut, busyCut := cutReplay(m, mk(), streams, barriers)
 		if whole <= 0 {
 			t.Fatalf("seed %d: no stall at all", seed)
@@ -501,5 +510,77 @@ func TestReplayOwes(t *testing.T) {
 	}
 	if rp.Owes(1) {
 		t.Error("CPU 1, served, still owes")
+	}
+}
+
+// TestReplayKeepTotals: a Replayer that KeepTotals ends with per-line
+// totals equal to the sums of another's per-call Lines over the same calls
+// (the random cut loads of TestReplayCutEqualsWhole), and lists no
+// touched lines.
+func TestReplayKeepTotals(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	for seed := uint64(1); seed <= 20; seed++ {
+		mk, streams, barriers := randomStreams(m, seed)
+		lines := [2][]*Line{mk(), mk()}
+		rps := [2]*Replayer{m.NewReplayer(), m.NewReplayer()}
+		rps[1].KeepTotals()
+		sum := make([]LineStats, len(lines[0]))
+		next := make([]int, len(streams))
+		told := make([][2]int64, len(streams))
+		cut := make([][]Req, len(streams))
+		for k := 0; k <= len(barriers); k++ {
+			until := int64(math.MaxInt64)
+			if k < len(barriers) {
+				until = barriers[k]
+			}
+			n0 := slices.Clone(next)
+			for i, rp := range rps {
+				copy(next, n0)
+				for c, s := range streams {
+					cut[c] = cut[c][:0]
+					for next[c] < len(s) && s[next[c]].T < until {
+						q := s[next[c]]
+						q.T += told[c][i] / 1000
+						cut[c] = append(cut[c], q)
+						next[c]++
+					}
+				}
+				res := rp.Advance(lines[i], cut, until)
+				for c, sv := range res.Served {
+					for _, x := range sv {
+						told[c][i] += x.StallPS
+					}
+				}
+				if i == 1 {
+					if len(res.Touched) != 0 {
+						t.Fatalf("seed %d: KeepTotals lists %d touched lines", seed, len(res.Touched))
+					}
+					continue
+				}
+				for _, li := range res.Touched {
+					a, b := &sum[li], &res.Lines[li]
+					a.Accesses += b.Accesses
+					for c := range a.Transfers {
+						a.Transfers[c] += b.Transfers[c]
+					}
+					a.Invalidations += b.Invalidations
+					a.Fills += b.Fills
+					a.LockWaits += b.LockWaits
+					a.StallNS += b.StallNS
+					a.BusyPS += b.BusyPS
+				}
+			}
+		}
+		tot := rps[1].Totals()
+		for li := range sum {
+			want, got := sum[li], tot[li]
+			if math.Abs(got.StallNS-want.StallNS) > 1e-6*max(1, want.StallNS) {
+				t.Errorf("seed %d line %d: total stall %.3f ns, the calls sum to %.3f", seed, li, got.StallNS, want.StallNS)
+			}
+			got.StallNS, want.StallNS = 0, 0
+			if got != want {
+				t.Errorf("seed %d line %d: totals %+v, the calls sum to %+v", seed, li, got, want)
+			}
+		}
 	}
 }
