@@ -111,9 +111,8 @@ func loadAvgSaturation(m *hwmodel.Machine, n, k int) scalingRow {
 		frac += res.ExactNS[cpu] / (float64(int64(k)*period) + res.ExactNS[cpu])
 	}
 	ops := int64(n * k)
-	ls := res.Lines[c.Line()]
-	tr := 0
-	for _, x := range ls.Transfers {
+	tr := int64(0)
+	for _, x := range s.Stats().Lines[c.Line()].Transfers {
 		tr += x
 	}
 	return scalingRow{N: n, RMWs: ops, StallPerRMW: res.TotalNS / float64(ops),
@@ -182,9 +181,8 @@ func loadAvgUDPRR(m *hwmodel.Machine, n int, windowNS int64) scalingRow {
 		rNS += res.SiteNS(cpu, read)
 		frac += res.ExactNS[cpu] / (float64(windowNS) + res.ExactNS[cpu])
 	}
-	ls := res.Lines[c.Line()]
-	tr := 0
-	for _, x := range ls.Transfers {
+	tr := int64(0)
+	for _, x := range s.Stats().Lines[c.Line()].Transfers {
 		tr += x
 	}
 	return scalingRow{N: n, RMWs: writes, Reads: reads, StallPerRMW: wNS / float64(max(writes, 1)),

@@ -31,10 +31,6 @@ type WeaveResult struct {
 	Accesses int
 	// TotalNS is the sum of ExactNS.
 	TotalNS float64
-	// Lines is the replay's per-line outcome summed over every weave of
-	// the Space so far, by LineID (nil when no access was logged in this
-	// one).
-	Lines []hwmodel.LineStats
 }
 
 // A WeaveResult's slices belong to the Space and are reused by the next
@@ -172,7 +168,7 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 	}
 	s.stallCPUs = s.stallCPUs[:0]
 	res.Sites = res.Sites[:0]
-	res.Accesses, res.TotalNS, res.Lines = total, 0, nil
+	res.Accesses, res.TotalNS = total, 0
 	if total > 0 || s.rp != nil && s.rp.Pending() > 0 {
 		s.weave(res, logs, until)
 	}
@@ -206,7 +202,6 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 		s.rp.KeepTotals()
 	}
 	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
-	res.Lines = rr.Lines
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}

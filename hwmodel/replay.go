@@ -156,6 +156,9 @@ func (rp *Replayer) Totals() []LineStats {
 	if !rp.totals {
 		panic("hwmodel: Replayer.Totals without KeepTotals")
 	}
+	for li := range rp.ls {
+		rp.res.Lines[li] = rp.ls[li].st
+	}
 	return rp.res.Lines
 }
 
@@ -380,6 +383,10 @@ func (rp *Replayer) AdvanceCPUs(lines []*Line, streams [][]Req, cpus []int, unti
 			}
 		}
 	}
+	for _, li := range res.Touched {
+		l := &rp.ls[li]
+		res.Lines[li], l.st = l.st, LineStats{}
+	}
 	return res
 }
 
@@ -565,6 +572,10 @@ type replayLine struct {
 	home    int32 // the Line's Home, which never changes
 	waiters []waiter
 	touched bool // has stats in this call
+	// st is what happened to the line: in this call, or over every call
+	// under KeepTotals. It lives here, beside the queue every request
+	// reads anyway, rather than in ReplayResult.Lines (filled from it).
+	st LineStats
 }
 
 // wake schedules CPU c to act at time t (never before now).
@@ -713,14 +724,12 @@ func (rp *Replayer) block(c int, now int64) {
 }
 
 func (rp *Replayer) touch(li int32) *LineStats {
-	if rp.totals {
-		return &rp.res.Lines[li]
-	}
-	if !rp.ls[li].touched {
-		rp.ls[li].touched = true
+	l := &rp.ls[li]
+	if !l.touched && !rp.totals {
+		l.touched = true
 		rp.res.Touched = append(rp.res.Touched, li)
 	}
-	return &rp.res.Lines[li]
+	return &l.st
 }
 
 // schedule makes sure line li gets a serve event at time t.
