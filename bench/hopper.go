@@ -16,12 +16,21 @@ import (
 // ("[PATCH 0/2] sched/fair: Fix starvation caused by task migration", Tim
 // Chen, on v5.15; Walter Mack's test on a 2-socket SPR): about 50 threads
 // per CPU, each computing a short burst and then moving itself to another
-// CPU with sched_setaffinity(0, {cpu}), over and over. Under the CFS
-// migration protocol a task carries its vruntime relative to the source
-// queue's min_vruntime; some tasks arrived far right of their new queue
-// and waited for seconds (> 70 s on the SPR). The RFC's PLACE_MIGRATE
-// placed a migrated task at the front or back of the destination, and
-// EEVDF carries a clamped lag instead (kernel-mechanisms.md section 9).
+// CPU with sched_setaffinity(0, {cpu}), over and over. Some tasks were
+// starved for more than 70 s; PeterZ traced it to "the vruntime setting
+// of a migrated task being too out of sync with the tasks on the target
+// run queue" (the cover letter), and his patch blames a task not receiving
+// equal service on each runqueue: under the CFS migration protocol a task
+// carries its vruntime relative to the source queue's min_vruntime. The
+// RFC's PLACE_MIGRATE placed a migrated task at the front or back of the
+// destination, and EEVDF carries a clamped lag instead
+// (kernel-mechanisms.md section 9). What the thread does not say is which
+// path built an offset worth seconds: a queued hop (what this test does)
+// carries v - min_vruntime as put_prev_entity()'s update_curr() leaves
+// it, no more than a burst plus a wakeup granularity, so the waits after a
+// hop stay at tens of ms here under v5.15 too; the long waits this test
+// shows are the first ones, below.
+//
 // The test itself was not published; this is its description: -n threads
 // per CPU (default 50), each running -b usec bursts and hopping, -mode
 // random (a uniformly drawn other CPU, from the task's seeded generator)
