@@ -62,18 +62,13 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 
 // lineAcc and siteAcc are the cumulative statistics; stalls are kept in
 // whole ps so that sums are exact and independent of the order of addition.
-// What the replay counts per line (transfers, invalidations, fills, lock
-// waits, busy time) it keeps as running totals itself (Replayer.KeepTotals),
-// so the weave does not pass over every touched line after each replay.
-//
-// ops is what buildStream adds to for every access logged: it comes first,
-// and the struct is padded to two cache lines, so that it sits in one line
-// of the (page-aligned) slice.
+// What the replay counts per line (the accesses logged by op, transfers,
+// invalidations, fills, lock waits, busy time) it keeps itself
+// (Replayer.KeepTotals, Replayer.Logged), in the line record it reads for
+// every request anyway: the weave adds nothing per line per access.
 type lineAcc struct {
-	ops     [hwmodel.NumOps]int64 // accesses by op (their sum, and their uncontended ps, are derived: accCharged)
 	stallPS int64
 	host    hostSample
-	_       [7]int64
 }
 
 type siteAcc struct {
@@ -273,7 +268,6 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 		}
 		ready = t*1000 + uncPS[e.Op]
 		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep})
-		s.lineStats[e.Line].ops[e.Op]++
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
@@ -423,13 +417,18 @@ func (s *Space) Stats() *Stats {
 		st.Kinds[k].Kind = Kind(k)
 	}
 	var tot []hwmodel.LineStats // the replay's running totals (KeepTotals)
+	var logged [][hwmodel.NumOps]int64
 	if s.rp != nil {
-		tot = s.rp.Totals()
+		tot, logged = s.rp.Totals(), s.rp.Logged()
 	}
 	for i, a := range s.lineStats {
 		li := s.lineInfo[i]
-		accesses, chargedPS := s.accCharged(&a.ops)
-		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: a.ops,
+		var ops [hwmodel.NumOps]int64
+		if i < len(logged) {
+			ops = logged[i]
+		}
+		accesses, chargedPS := s.accCharged(&ops)
+		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: ops,
 			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, Host: a.host.public()}
 		if i < len(tot) {
 			r := &tot[i]

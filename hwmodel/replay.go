@@ -38,6 +38,7 @@ type Served struct {
 // LineStats counts what happened to one line during a replay.
 type LineStats struct {
 	Accesses      int
+	Ops           [NumOps]int     // Accesses by op
 	Transfers     [NumClasses]int // by distance class of the transfer
 	Invalidations int             // copies invalidated by stores
 	Fills         int             // fills from DRAM
@@ -149,6 +150,32 @@ type Replayer struct {
 // anyway is spared a pass over every line a call touched (thousands per
 // call on the studies' machines). Call it before the first Advance.
 func (rp *Replayer) KeepTotals() { rp.totals = true }
+
+// Logged returns, by line and op, every request added so far: those
+// served (Totals' Ops) and those not yet, whether still to be issued or
+// waiting at their line; only for a Replayer that KeepTotals.
+func (rp *Replayer) Logged() [][NumOps]int64 {
+	if !rp.totals {
+		panic("hwmodel: Replayer.Logged without KeepTotals")
+	}
+	out := make([][NumOps]int64, len(rp.ls))
+	for li := range rp.ls {
+		l := &rp.ls[li]
+		for op, n := range l.st.Ops {
+			out[li][op] = int64(n)
+		}
+		for _, w := range l.waiters {
+			out[li][w.op]++
+		}
+	}
+	for c := range rp.cpus {
+		cpu := &rp.cpus[c]
+		for _, p := range cpu.reqs[cpu.next:] {
+			out[p.line][p.op]++
+		}
+	}
+	return out
+}
 
 // Totals returns the per-line statistics summed over every call so far,
 // by line; only for a Replayer that KeepTotals. Valid until the next call.
@@ -667,6 +694,7 @@ func (rp *Replayer) act(c int, now int64) {
 			// the draw (serve). The line's state is as the
 			// transactions served before now left it.
 			st.Accesses++
+			st.Ops[Read]++
 			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)
 			continue
@@ -860,6 +888,7 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	cpu := &rp.cpus[c]
 	st := rp.touch(int32(li))
 	st.Accesses++
+	st.Ops[w.op]++
 	var cost AccessCost
 	var costPS int64
 	if rp.pr != nil {

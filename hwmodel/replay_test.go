@@ -560,6 +560,9 @@ func TestReplayKeepTotals(t *testing.T) {
 				for _, li := range res.Touched {
 					a, b := &sum[li], &res.Lines[li]
 					a.Accesses += b.Accesses
+					for op := range a.Ops {
+						a.Ops[op] += b.Ops[op]
+					}
 					for c := range a.Transfers {
 						a.Transfers[c] += b.Transfers[c]
 					}
@@ -582,5 +585,52 @@ func TestReplayKeepTotals(t *testing.T) {
 				t.Errorf("seed %d line %d: totals %+v, the calls sum to %+v", seed, li, got, want)
 			}
 		}
+	}
+}
+
+// TestReplayLogged: after every call, Logged counts each request added so
+// far, by line and op, whether served, waiting at its line or not yet
+// issued (the random cut loads, whose barriers leave requests pending).
+func TestReplayLogged(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	pendingSeen := false
+	for seed := uint64(1); seed <= 20; seed++ {
+		mk, streams, barriers := randomStreams(m, seed)
+		lines := mk()
+		rp := m.NewReplayer()
+		rp.KeepTotals()
+		want := make([][NumOps]int64, len(lines))
+		next := make([]int, len(streams))
+		told := make([]int64, len(streams))
+		cut := make([][]Req, len(streams))
+		for k := 0; k <= len(barriers); k++ {
+			until := int64(math.MaxInt64)
+			if k < len(barriers) {
+				until = barriers[k]
+			}
+			for c, s := range streams {
+				cut[c] = cut[c][:0]
+				for next[c] < len(s) && s[next[c]].T < until {
+					q := s[next[c]]
+					q.T += told[c] / 1000
+					cut[c] = append(cut[c], q)
+					want[q.Line][q.Op]++
+					next[c]++
+				}
+			}
+			res := rp.Advance(lines, cut, until)
+			for c, sv := range res.Served {
+				for _, x := range sv {
+					told[c] += x.StallPS
+				}
+			}
+			pendingSeen = pendingSeen || rp.Pending() > 0
+			if got := rp.Logged(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d call %d: Logged %v, added %v (%d pending)", seed, k, got, want, rp.Pending())
+			}
+		}
+	}
+	if !pendingSeen {
+		t.Fatal("no call ended with requests pending: the test checks only served ones")
 	}
 }
