@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -192,35 +191,65 @@ func pendingScan(rp *Replayer) int {
 	return n
 }
 
+// cutter feeds one Replayer random streams cut at barriers the way the
+// engine cuts them: each call gets the requests logged before its until,
+// shifted by the stall the calls so far reported for their CPU.
+type cutter struct {
+	streams [][]Req
+	next    []int
+	told    []int64 // ps reported per CPU
+	cut     [][]Req
+}
+
+func newCutter(streams [][]Req) *cutter {
+	n := len(streams)
+	return &cutter{streams: streams, next: make([]int, n), told: make([]int64, n), cut: make([][]Req, n)}
+}
+
+// epoch returns the streams of the call that ends at until.
+func (k *cutter) epoch(until int64) [][]Req {
+	for c, s := range k.streams {
+		k.cut[c] = k.cut[c][:0]
+		for k.next[c] < len(s) && s[k.next[c]].T < until {
+			q := s[k.next[c]]
+			q.T += k.told[c] / 1000
+			k.cut[c] = append(k.cut[c], q)
+			k.next[c]++
+		}
+	}
+	return k.cut
+}
+
+// report takes in the stalls a call reported.
+func (k *cutter) report(res *ReplayResult) {
+	for c, sv := range res.Served {
+		for _, x := range sv {
+			k.told[c] += x.StallPS
+		}
+	}
+}
+
+// untilOf is the bound of call k of a replay cut at barriers.
+func untilOf(barriers []int64, k int) int64 {
+	if k < len(barriers) {
+		return barriers[k]
+	}
+	return math.MaxInt64
+}
+
 func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (float64, []int64) {
 	rp := m.NewReplayer()
-	told := make([]int64, len(streams)) // ps reported per CPU
-	next := make([]int, len(streams))
+	feed := newCutter(streams)
 	busy := make([]int64, len(lines))
 	total := 0.0
-	cut := make([][]Req, len(streams))
 	for k := 0; k <= len(barriers); k++ {
-		until := int64(math.MaxInt64)
-		if k < len(barriers) {
-			until = barriers[k]
-		}
-		for c, s := range streams {
-			cut[c] = cut[c][:0]
-			for next[c] < len(s) && s[next[c]].T < until {
-				q := s[next[c]]
-				q.T += told[c] / 1000
-				cut[c] = append(cut[c], q)
-				next[c]++
-			}
-		}
-		res := rp.Advance(lines, cut, until)
+		until := untilOf(barriers, k)
+		res := rp.Advance(lines, feed.epoch(until), until)
 		if n, want := rp.Pending(), pendingScan(rp); n != want {
 			panic(fmt.Sprintf("Pending() %d, the CPUs hold %d requests not yet served", n, want))
 		}
-		for c, sv := range res.Served {
-			for _, x := range sv {
-				told[c] += x.StallPS
-			}
+		feed.report(res)
+		for c := range res.Served {
 			total += res.CPUStall[c]
 		}
 		for _, li := range res.Touched {
@@ -525,32 +554,12 @@ func TestReplayKeepTotals(t *testing.T) {
 		rps := [2]*Replayer{m.NewReplayer(), m.NewReplayer()}
 		rps[1].KeepTotals()
 		sum := make([]LineStats, len(lines[0]))
-		next := make([]int, len(streams))
-		told := make([][2]int64, len(streams))
-		cut := make([][]Req, len(streams))
+		feeds := [2]*cutter{newCutter(streams), newCutter(streams)}
 		for k := 0; k <= len(barriers); k++ {
-			until := int64(math.MaxInt64)
-			if k < len(barriers) {
-				until = barriers[k]
-			}
-			n0 := slices.Clone(next)
+			until := untilOf(barriers, k)
 			for i, rp := range rps {
-				copy(next, n0)
-				for c, s := range streams {
-					cut[c] = cut[c][:0]
-					for next[c] < len(s) && s[next[c]].T < until {
-						q := s[next[c]]
-						q.T += told[c][i] / 1000
-						cut[c] = append(cut[c], q)
-						next[c]++
-					}
-				}
-				res := rp.Advance(lines[i], cut, until)
-				for c, sv := range res.Served {
-					for _, x := range sv {
-						told[c][i] += x.StallPS
-					}
-				}
+				res := rp.Advance(lines[i], feeds[i].epoch(until), until)
+				feeds[i].report(res)
 				if i == 1 {
 					if len(res.Touched) != 0 {
 						t.Fatalf("seed %d: KeepTotals lists %d touched lines", seed, len(res.Touched))
@@ -600,30 +609,16 @@ func TestReplayLogged(t *testing.T) {
 		rp := m.NewReplayer()
 		rp.KeepTotals()
 		want := make([][NumOps]int64, len(lines))
-		next := make([]int, len(streams))
-		told := make([]int64, len(streams))
-		cut := make([][]Req, len(streams))
+		feed := newCutter(streams)
 		for k := 0; k <= len(barriers); k++ {
-			until := int64(math.MaxInt64)
-			if k < len(barriers) {
-				until = barriers[k]
-			}
-			for c, s := range streams {
-				cut[c] = cut[c][:0]
-				for next[c] < len(s) && s[next[c]].T < until {
-					q := s[next[c]]
-					q.T += told[c] / 1000
-					cut[c] = append(cut[c], q)
+			until := untilOf(barriers, k)
+			cut := feed.epoch(until)
+			for _, s := range cut {
+				for _, q := range s {
 					want[q.Line][q.Op]++
-					next[c]++
 				}
 			}
-			res := rp.Advance(lines, cut, until)
-			for c, sv := range res.Served {
-				for _, x := range sv {
-					told[c] += x.StallPS
-				}
-			}
+			feed.report(rp.Advance(lines, cut, until))
 			pendingSeen = pendingSeen || rp.Pending() > 0
 			if got := rp.Logged(); !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d call %d: Logged %v, added %v (%d pending)", seed, k, got, want, rp.Pending())
