@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -88,6 +89,9 @@ type Outcome struct {
 	// NodeShares[n] the same over NUMA node n's CPUs (nil on one node).
 	Shares     map[string]float64
 	NodeShares []map[string]float64
+	// TgLine is the weave's statistics of the task group's tg->load_avg
+	// line most stalled on (Sim.Lines), nil when the run has none.
+	TgLine     *contention.LineStats
 	Histograms []bench.Histogram
 	Report     string
 	HostSec    float64
@@ -169,7 +173,14 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	if len(prof) > 40 {
 		prof = prof[:40]
 	}
-	o := &Outcome{Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
+	var tg *contention.LineStats
+	for _, l := range s.Lines() {
+		if strings.HasPrefix(l.Name, "tg(") && strings.HasSuffix(l.Name, ")->load_avg") {
+			tg = &l
+			break
+		}
+	}
+	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
 		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String()}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {

@@ -1,6 +1,9 @@
 package study
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The lengths. Default: `emu reproduce STUDY` takes a few minutes on 2
 // cores; Quick: the shortest run that still passes the workload's start
@@ -39,6 +42,65 @@ var (
 	wakeups      = Metric{Name: "wakeups/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.wakeups_per_sec"] / 1e6 }, Format: "%.2f", Unit: " M"}
 	migrations   = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.2f", Unit: " M"}
 )
+
+// The work a wakeup asks of tg->load_avg, which the tgload studies' contention
+// rests on: migrations per wakeup (each wakeup migration attaches the task's
+// load on the new CPU and removes it from the old one, and both change
+// cfs_rq->tg_load_avg_contrib by more than 1/64: fair.c update_tg_load_avg(),
+// v6.6), and the line's reads (calc_group_shares() in update_cfs_group(), at
+// every enqueue, dequeue and tick of a group entity) and writes
+// (update_tg_load_avg()) per wakeup. Only the migration rate has a published
+// counterpart (the published migrations over wakeups); side by side across
+// the three studies they show whether the loads ask the line for the same
+// work per wakeup.
+var (
+	migPerWakeup     = Metric{Name: "migrations per wakeup", Fn: ratio("sched.nr_migrations", "sched.TTWUCount"), Format: "%.2f"}
+	tgReadsPerWakeup = Metric{Name: "tg->load_avg reads per wakeup", Fn: ratio("sched.TgLoadAvgReads", "sched.TTWUCount"), Format: "%.2f"}
+	tgWritesPerWake  = Metric{Name: "tg->load_avg writes per wakeup", Fn: ratio("sched.TgLoadAvgWrites", "sched.TTWUCount"), Format: "%.2f"}
+)
+
+// The tg->load_avg line itself, as the weave served it: the share of the run
+// it spent serving transactions (at most 100%: one at a time), its transfers
+// (the accesses that moved it between cores) per wakeup, and the mean stall
+// of an access. Across loads at the same price per transfer, the busy share
+// says how close to saturation each one's demand puts the line.
+var (
+	tgBusy = Metric{Name: "tg->load_avg line busy", Format: "%.1f", Unit: "%", Fn: func(o *Outcome) float64 {
+		if o.TgLine == nil || o.Counters["run.virtual_sec"] == 0 {
+			return 0
+		}
+		return 100 * o.TgLine.BusyNS / (o.Counters["run.virtual_sec"] * 1e9)
+	}}
+	tgXferPerWakeup = Metric{Name: "tg->load_avg transfers per wakeup", Format: "%.2f", Fn: func(o *Outcome) float64 {
+		if o.TgLine == nil || o.Counters["sched.TTWUCount"] == 0 {
+			return 0
+		}
+		var n int64
+		for _, k := range o.TgLine.Transfers {
+			n += k
+		}
+		return float64(n) / o.Counters["sched.TTWUCount"]
+	}}
+	tgStallPerAccess = Metric{Name: "tg->load_avg stall per access", Format: "%.0f", Unit: " ns", Fn: func(o *Outcome) float64 {
+		if o.TgLine == nil || o.TgLine.Accesses == 0 {
+			return 0
+		}
+		return o.TgLine.StallNS / float64(o.TgLine.Accesses)
+	}}
+)
+
+// perWakeup is the notes of the per-wakeup metrics for row on setting,
+// with mig the published migrations per wakeup ("" for none).
+func perWakeup(row string, setting int, mig string) []Note {
+	return []Note{
+		{Row: row, Setting: setting, Metric: migPerWakeup, Pub: mig},
+		{Row: row, Setting: setting, Metric: tgReadsPerWakeup},
+		{Row: row, Setting: setting, Metric: tgWritesPerWake},
+		{Row: row, Setting: setting, Metric: tgXferPerWakeup},
+		{Row: row, Setting: setting, Metric: tgBusy},
+		{Row: row, Setting: setting, Metric: tgStallPerAccess},
+	}
+}
 
 // tgNodeShare is update_cfs_group + update_load_avg as a share of node n's
 // non-idle cycles: the per-node split of Aaron Lu's per-node tg->load_avg
@@ -95,12 +157,12 @@ var studies = []*Study{
 			udprrRow(100, false, 9703, 28011), udprrRow(75, false, 13779, 36105),
 			udprrRow(50, true, 55394, 54940), udprrRow(25, true, 104954, 107312),
 		},
-		Notes: []Note{
+		Notes: slices.Concat([]Note{
 			{Row: "100%", Metric: cfsGroup, Pub: "≈25%"}, {Row: "100%", Metric: loadAvg, Pub: "≈16%"},
 			{Row: "100%", Metric: wakeups, Pub: "≈4.2 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.8 M"},
 			{Row: "100%", Setting: 1, Metric: cfsGroup}, {Row: "100%", Setting: 1, Metric: loadAvg},
 			{Row: "100%", Setting: 1, Metric: wakeups}, {Row: "100%", Setting: 1, Metric: migrations},
-		},
+		}, perWakeup("100%", 0, "≈0.67 (2.8 M / 4.2 M)"), perWakeup("100%", 1, "")),
 		TopProfile: "100%",
 		Headline:   &Headline{Row: "100%", Setting: 1, Pub: "+189%"},
 	},
@@ -114,6 +176,7 @@ var studies = []*Study{
 			hackbenchRow(8, false, 436124, 490787), hackbenchRow(16, false, 457730, 680452),
 			hackbenchRow(1, true, 100768, 103134), hackbenchRow(4, true, 413830, 378660),
 		},
+		Notes:    slices.Concat(perWakeup("g16", 0, ""), perWakeup("g16", 1, "")),
 		Headline: &Headline{Row: "g16", Setting: 1, Pub: "+48.8%"},
 	},
 	{
@@ -124,13 +187,13 @@ var studies = []*Study{
 		Settings:  []Setting{base},
 		Rows:      []Row{sysbenchRow(100)},
 		Metrics:   []Metric{cfsGroup, loadAvg, sysTPS},
-		Notes: []Note{
+		Notes: slices.Concat([]Note{
 			{Row: "100%", Metric: cfsGroup, Pub: "13.75%"}, {Row: "100%", Metric: loadAvg, Pub: "10.63%"},
 			{Row: "100%", Metric: wakeups, Pub: "≈2.8 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.2 M"},
 			// "[RFC PATCH] sched/fair: Make tg->load_avg per node", 2023-03-27 (hardware.md C4).
 			{Row: "100%", Metric: tgNodeShare(0), Pub: "8.48%, tg's home node (per-node RFC)"},
 			{Row: "100%", Metric: tgNodeShare(1), Pub: "17.85%, the other node"},
-		},
+		}, perWakeup("100%", 0, "≈0.79 (2.2 M / 2.8 M)")),
 		TopProfile: "100%",
 		Headline:   &Headline{Row: "100%", Metric: 0, Pub: "13.75%"},
 	},

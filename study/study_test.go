@@ -330,3 +330,71 @@ func TestJobsStopOnError(t *testing.T) {
 		t.Errorf("%d of the %d runs started, want 1 to 3 (the rest never start)", n, len(p))
 	}
 }
+
+// TestTgLineMetrics: a run in a cgroup finds its task group's
+// tg->load_avg line, and the per-wakeup and line metrics of the tgload
+// studies are the counters' and the line's own numbers (fair.c
+// update_tg_load_avg() writes it, calc_group_shares() in update_cfs_group()
+// reads it, v6.6); a run outside any cgroup has no such line.
+func TestTgLineMetrics(t *testing.T) {
+	run := Run{Topo: "hikey-8", Features: "v6.6-eevdf", Workload: "netperf",
+		Args: []string{"-t", "UDP_RR", "-nr", "100%", "-l", "0.002", "-cgroup", "docker"}}
+	o, err := Execute(run, 1, Engine{Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.TgLine
+	if l == nil || l.Name != "tg(docker)->load_avg" {
+		t.Fatalf("TgLine = %+v, want tg(docker)->load_avg", l)
+	}
+	wakeups := o.Counters["sched.TTWUCount"]
+	if wakeups == 0 || l.Ops[hwmodel.Read] == 0 || l.Ops[hwmodel.RMW] == 0 {
+		t.Fatalf("no wakeups (%v) or no reads and RMWs on the line (%v)", wakeups, l.Ops)
+	}
+	var xfers int64
+	for _, n := range l.Transfers {
+		xfers += n
+	}
+	sec := o.Counters["run.virtual_sec"]
+	for _, c := range []struct {
+		m    Metric
+		want float64
+	}{
+		{migPerWakeup, o.Counters["sched.nr_migrations"] / wakeups},
+		{tgReadsPerWakeup, o.Counters["sched.TgLoadAvgReads"] / wakeups},
+		{tgWritesPerWake, o.Counters["sched.TgLoadAvgWrites"] / wakeups},
+		{tgXferPerWakeup, float64(xfers) / wakeups},
+		{tgBusy, 100 * l.BusyNS / (sec * 1e9)},
+		{tgStallPerAccess, l.StallNS / float64(l.Accesses)},
+	} {
+		if got := c.m.Fn(o); got != c.want || got <= 0 {
+			t.Errorf("%s = %v, want %v (> 0)", c.m.Name, got, c.want)
+		}
+	}
+	// Every read and RMW the kernel model counted reached the line (the
+	// weave counts the line's accesses by op; a read may hit in cache, but
+	// it is still an access).
+	if r := o.Counters["sched.TgLoadAvgReads"]; float64(l.Ops[hwmodel.Read]) != r {
+		t.Errorf("line reads %d, TgLoadAvgReads %v", l.Ops[hwmodel.Read], r)
+	}
+	if w := o.Counters["sched.TgLoadAvgWrites"]; float64(l.Ops[hwmodel.RMW]) != w {
+		t.Errorf("line RMWs %d, TgLoadAvgWrites %v", l.Ops[hwmodel.RMW], w)
+	}
+	if busy := tgBusy.Fn(o); busy > 100 {
+		t.Errorf("line busy %.1f%% of the run: over capacity", busy)
+	}
+
+	run.Args = run.Args[:len(run.Args)-2] // no -cgroup
+	o, err = Execute(run, 1, Engine{Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.TgLine != nil {
+		t.Errorf("TgLine = %s without a cgroup", o.TgLine.Name)
+	}
+	for _, m := range []Metric{tgBusy, tgXferPerWakeup, tgStallPerAccess} {
+		if v := m.Fn(o); v != 0 {
+			t.Errorf("%s = %v without a cgroup, want 0", m.Name, v)
+		}
+	}
+}
