@@ -160,9 +160,10 @@ var studies = []*Study{
 		Notes: slices.Concat([]Note{
 			{Row: "100%", Metric: cfsGroup, Pub: "≈25%"}, {Row: "100%", Metric: loadAvg, Pub: "≈16%"},
 			{Row: "100%", Metric: wakeups, Pub: "≈4.2 M"}, {Row: "100%", Metric: migrations, Pub: "≈2.8 M"},
+		}, perWakeup("100%", 0, "≈0.67 (2.8 M / 4.2 M)"), []Note{
 			{Row: "100%", Setting: 1, Metric: cfsGroup}, {Row: "100%", Setting: 1, Metric: loadAvg},
 			{Row: "100%", Setting: 1, Metric: wakeups}, {Row: "100%", Setting: 1, Metric: migrations},
-		}, perWakeup("100%", 0, "≈0.67 (2.8 M / 4.2 M)"), perWakeup("100%", 1, "")),
+		}, perWakeup("100%", 1, "")),
 		TopProfile: "100%",
 		Headline:   &Headline{Row: "100%", Setting: 1, Pub: "+189%"},
 	},
