@@ -30,6 +30,11 @@ func benchOn(b *testing.B, m *hwmodel.Machine, driver, name string, args ...stri
 // netperf, where the weave replays several times the accesses per virtual
 // ms that it does later).
 func benchWarm(b *testing.B, m *hwmodel.Machine, driver string, warm int64, name string, args ...string) {
+	if warm%Chunk != 0 {
+		// Progress fires at Chunk boundaries only: a warm-up between
+		// two would time from the next one and divide by the wrong span.
+		b.Fatalf("benchWarm: warm-up %d ns is not a multiple of Chunk (%d ns)", warm, Chunk)
+	}
 	f, _, err := emu.ParseFeatures("v6.6-eevdf")
 	if err != nil {
 		b.Fatal(err)
