@@ -216,6 +216,19 @@ func retryRates(m *Machine) [2]uint32 {
 	return [2]uint32{rate(local), rate(remote)}
 }
 
+// homeRemote is 1 if line home home is on another package than CPU c,
+// else 0: from the price tables when the machine has them (no call
+// through the lazily built tables per request).
+func (rp *Replayer) homeRemote(c, home int) int {
+	if rp.pr != nil {
+		return rp.pr.homeRemote(c, home)
+	}
+	if rp.m.homeIsRemote(c, home) {
+		return 1
+	}
+	return 0
+}
+
 // presentRate is how often, relative to the others, waiter w presents
 // its miss to line's home while it waits (see serve): the inverse of its
 // round trip to the home. The owner past its burst (serve takes a keeper
@@ -702,10 +715,7 @@ func (rp *Replayer) act(c int, now int64) {
 		if p.op == Lock && l.holder != -1 {
 			st.LockWaits++
 		}
-		wt := waiter{cpu: int32(c), rate: rp.rate[0], arrive: now, op: p.op, tag: p.tag, out: -1}
-		if rp.m.homeIsRemote(c, int(l.home)) {
-			wt.rate = rp.rate[1]
-		}
+		wt := waiter{cpu: int32(c), rate: rp.rate[rp.homeRemote(c, int(l.home))], arrive: now, op: p.op, tag: p.tag, out: -1}
 		if p.indep {
 			cpu.outSeq++
 			wt.out = cpu.outSeq
