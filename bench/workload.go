@@ -332,3 +332,30 @@ func taskMM(threads bool, i int) int {
 	}
 	return 2 + i
 }
+
+// forkedChild is a tool's child process, forked just before the tool's
+// measurement: its first action first takes the copy-on-write faults its
+// first steps do on the memory it still shares with the parent (mm/memory.c
+// do_wp_page() -> wp_page_copy(), v6.6; hwmodel.OpPageFault each), then
+// runs as prog. Simplified: the faults are charged together, as kernel
+// time, at the child's first action, not spread over its first
+// instructions. Its exit's teardown (exit_mmap()) is the Exit action's
+// (Action.With(hwmodel.OpExitMMAP)).
+func forkedChild(prog emu.Program, faults int) emu.Program {
+	if faults == 0 {
+		return prog
+	}
+	first := true // owned by the task's CPU
+	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		a := prog.Next(t)
+		if first {
+			first = false
+			k := make([]hwmodel.KernelOp, faults, faults+len(a.Kernel))
+			for i := range k {
+				k[i] = hwmodel.OpPageFault
+			}
+			a.Kernel = append(k, a.Kernel...)
+		}
+		return a
+	})
+}

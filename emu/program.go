@@ -196,8 +196,12 @@ func (rq *RQ) doAction(t *Task) {
 	}
 }
 
-// exitTask is do_exit() as the scheduler sees it: dequeue for good.
+// exitTask is do_exit() as the scheduler sees it: dequeue for good. The
+// exit's own work (the Exit action's kernel ops, such as exit_mmap() of a
+// process) has been charged by then: the task's exit time (ExitedAt) is
+// when a parent waiting in wait4() could reap it.
 func (rq *RQ) exitTask(t *Task) {
+	t.exitedAt = rq.now
 	rq.lockRQ(SymSchedule)
 	rq.updateRQClock()
 	rq.deactivateTask(t, dequeueSleep)

@@ -321,7 +321,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	}
 	pid := len(s.tasks) + 1000
 	t := &Task{
-		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog, mm: spec.MM,
+		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog, mm: spec.MM, exitedAt: -1,
 		sym:           s.userSymbol(spec.Comm),
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,

@@ -51,6 +51,8 @@ const (
 	SymMutexLock
 	SymMutexUnlock
 	SymRawSpinLockIrqsave
+	SymHandleMMFault
+	SymExitMMAP
 	numKernelSymbols
 )
 
@@ -95,6 +97,11 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymMutexLock:          "mutex_lock",
 	SymMutexUnlock:        "mutex_unlock",
 	SymRawSpinLockIrqsave: "_raw_spin_lock_irqsave",
+	// A forked child's copy-on-write faults (hwmodel.OpPageFault) are
+	// handle_mm_fault()'s, the exception entry and do_wp_page() included;
+	// a process's teardown at exit (hwmodel.OpExitMMAP) is exit_mmap()'s.
+	SymHandleMMFault: "handle_mm_fault",
+	SymExitMMAP:      "exit_mmap",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
@@ -123,6 +130,8 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 	hwmodel.OpSockSend:      SymSockSend,
 	hwmodel.OpSockRecv:      SymSockRecv,
 	hwmodel.OpSwitchMM:      SymSwitchMM,
+	hwmodel.OpPageFault:     SymHandleMMFault,
+	hwmodel.OpExitMMAP:      SymExitMMAP,
 }
 
 // The names perf shows differ from the identities above by kernel

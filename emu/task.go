@@ -90,6 +90,9 @@ type Task struct {
 	segStart  int64
 	// mm is TaskSpec.MM (0: none modeled).
 	mm int
+	// exitedAt is the CPU's clock when the task exited (-1 while it
+	// lives). Written once by its CPU, in exitTask.
+	exitedAt int64
 	// segRate is the speed of the current user segment, per mille of the
 	// CPU's speed alone (SMT sharing, RQ.smtRate).
 	segRate int64
@@ -167,6 +170,10 @@ type TaskStats struct {
 // Now is the task's CPU's clock: the current time, from the task's own
 // program.
 func (t *Task) Now() int64 { return t.sim.cpus[t.cpu].now }
+
+// ExitedAt is when the task exited, after the exit's own work, or -1
+// while it lives.
+func (t *Task) ExitedAt() int64 { return t.exitedAt }
 
 // Stamp is the stamp of the last signal the task consumed (Wait).
 func (t *Task) Stamp() int64 { return t.stamp }

@@ -51,6 +51,8 @@ const (
 	OpSockRecv
 	OpUclamp
 	OpSwitchMM
+	OpPageFault
+	OpExitMMAP
 	NumKernelOps
 )
 
@@ -84,11 +86,13 @@ var kernelOps = [NumKernelOps]struct {
 	OpSockRecv:      {"sock_recv", func(c *CostSpec) **Sourced { return &c.SockRecv }},
 	OpUclamp:        {"uclamp", func(c *CostSpec) **Sourced { return &c.Uclamp }},
 	OpSwitchMM:      {"switch_mm", func(c *CostSpec) **Sourced { return &c.SwitchMM }},
+	OpPageFault:     {"page_fault", func(c *CostSpec) **Sourced { return &c.PageFault }},
+	OpExitMMAP:      {"exit_mmap", func(c *CostSpec) **Sourced { return &c.ExitMMAP }},
 }
 
 // optionalOps may be left out of a spec (cost 0): added after the first
 // spec files, which must keep working.
-var optionalOps = [NumKernelOps]bool{OpSwitchMM: true}
+var optionalOps = [NumKernelOps]bool{OpSwitchMM: true, OpPageFault: true, OpExitMMAP: true}
 
 func (op KernelOp) String() string {
 	if op < NumKernelOps {

@@ -178,6 +178,17 @@ type CostSpec struct {
 	// refill it causes); threads of one process and idle (lazy TLB) do
 	// not pay it. Optional: 0 when left out.
 	SwitchMM *Sourced `yaml:"switch_mm,omitempty" json:"switch_mm,omitempty"`
+	// PageFault is one user page fault of a freshly forked child on
+	// memory it shares copy-on-write with its parent: the exception,
+	// do_user_addr_fault() -> handle_mm_fault() -> do_wp_page() ->
+	// wp_page_copy() (allocate, copy 4 KiB, install the PTE). Optional:
+	// 0 when left out.
+	PageFault *Sourced `yaml:"page_fault,omitempty" json:"page_fault,omitempty"`
+	// ExitMMAP is do_exit() -> exit_mm() -> mmput() -> exit_mmap() of a
+	// process whose last thread exits: unmapping a small tool's address
+	// space, freeing its page tables and the pages it made private.
+	// Optional: 0 when left out.
+	ExitMMAP *Sourced `yaml:"exit_mmap,omitempty" json:"exit_mmap,omitempty"`
 }
 
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents
