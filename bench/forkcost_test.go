@@ -23,7 +23,8 @@ func TestForkedChildCost(t *testing.T) {
 	for _, c := range []struct {
 		tool   string
 		faults int64 // per child, forkFaults
-	}{{"hackbench", 15}, {"messaging", 125}} {
+		exits  int64 // exit_mmap units per child, exitOps
+	}{{"hackbench", 15, 1}, {"messaging", 125, 3}} {
 		thr, thrArg := "-T", "-T"
 		if c.tool == "messaging" {
 			thrArg = "-t"
@@ -35,8 +36,8 @@ func TestForkedChildCost(t *testing.T) {
 		if got, want := proc.Sim.SymbolNS("handle_mm_fault"), children*c.faults*fault; got != want {
 			t.Errorf("%s processes: handle_mm_fault %d ns, want %d (%d children x %d faults x %d ns)", c.tool, got, want, children, c.faults, fault)
 		}
-		if got, want := proc.Sim.SymbolNS("exit_mmap"), children*exit; got != want {
-			t.Errorf("%s processes: exit_mmap %d ns, want %d (%d children x %d ns)", c.tool, got, want, children, exit)
+		if got, want := proc.Sim.SymbolNS("exit_mmap"), children*c.exits*exit; got != want {
+			t.Errorf("%s processes: exit_mmap %d ns, want %d (%d children x %d x %d ns)", c.tool, got, want, children, c.exits, exit)
 		}
 		if f, e := threads.Sim.SymbolNS("handle_mm_fault"), threads.Sim.SymbolNS("exit_mmap"); f != 0 || e != 0 {
 			t.Errorf("%s %s: threads paid %d ns of faults and %d ns of exit_mmap", c.tool, thr, f, e)
@@ -45,7 +46,7 @@ func TestForkedChildCost(t *testing.T) {
 		pt, tt := pm.Values[pm.Primary], tm.Values[tm.Primary]
 		// The 8 CPUs share 40 children's fixed costs: at least a fifth
 		// of one child's faults and exit per CPU lands in the window.
-		if min := float64(children*(c.faults*fault+exit)) / 8 / 5 / 1e9; pt-tt < min {
+		if min := float64(children*(c.faults*fault+c.exits*exit)) / 8 / 5 / 1e9; pt-tt < min {
 			t.Errorf("%s: processes %.6f s, threads %.6f s: want the processes at least %.6f s slower", c.tool, pt, tt, min)
 		}
 		// The clock stops at the last exit, after its exit_mmap().

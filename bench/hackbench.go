@@ -120,6 +120,20 @@ func (w *msgBench) forkFaults() int {
 	return 125
 }
 
+// exitOps is a child process's exit_mmap(), in units of a small tool's
+// (hwmodel.OpExitMMAP, the presets' hackbench-sized child): a perf child
+// tears down ~3x as much (perf is a large binary with many mappings). On
+// the dev VM, with its 3.2 us faults, the children's fixed costs inside
+// the timed window leave ~167 us per hackbench child and ~550 us per perf
+// child (perf bench sched messaging -l 1: 0.202 s processes, 0.009 s
+// threads, 2 CPUs, 400 children). [M]
+func (w *msgBench) exitOps() []hwmodel.KernelOp {
+	if w.hackbench {
+		return []hwmodel.KernelOp{hwmodel.OpExitMMAP}
+	}
+	return []hwmodel.KernelOp{hwmodel.OpExitMMAP, hwmodel.OpExitMMAP, hwmodel.OpExitMMAP}
+}
+
 // Limits on the input. maxTasks (2*fds*groups) bounds the emulator's
 // memory and run time; it is above the largest published run (-g 1000,
 // 40,000 tasks, hardware.md C5) and above the default pid_max (32768),
@@ -388,7 +402,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	w.children = w.children[:0]
 	exit, faults := emu.Exit(), 0
 	if !w.threaded {
-		exit, faults = emu.Exit().With(hwmodel.OpExitMMAP), w.forkFaults()
+		exit, faults = emu.Exit().With(w.exitOps()...), w.forkFaults()
 	}
 	k := 0 // task index, in creation order
 	for grp := 0; grp < w.groups; grp++ {

@@ -16,6 +16,7 @@ type CalibrateOptions struct {
 	PingPongRounds int           // round trips per batch (default 200000)
 	HammerDur      time.Duration // per hammer configuration (default 300 ms)
 	PipeRounds     int           // round trips per batch (default 3000)
+	FaultPages     int           // pages first-touched per batch (default 4096: 16 MiB)
 }
 
 func (o *CalibrateOptions) defaults() {
@@ -27,6 +28,9 @@ func (o *CalibrateOptions) defaults() {
 	}
 	if o.PipeRounds <= 0 {
 		o.PipeRounds = 3000
+	}
+	if o.FaultPages <= 0 {
+		o.FaultPages = 4096
 	}
 }
 
@@ -160,6 +164,16 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	add("pipe round trip, 1 CPU", fmt.Sprint(c0), "us", r1.UsecsPerOp,
 		func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(c0, c0) / 1000 })
 
+	// One user page fault (first touch of a private page), as a forked
+	// child's copy-on-write faults cost.
+	pf, err := PageFaults(c0, opt.FaultPages, 5)
+	if err != nil {
+		return nil, fmt.Errorf("page faults: %w", err)
+	}
+	cal.PageFaultUS = round2(pf.UsPerFault)
+	add("page fault, first touch of a private page", fmt.Sprint(c0), "us", pf.UsPerFault,
+		func(m *hwmodel.Machine) float64 { return m.Costs.NS[hwmodel.OpPageFault] / 1000 })
+
 	after, err := cal.Apply(m)
 	if err != nil {
 		return nil, err
@@ -197,7 +211,7 @@ func (r *CalibReport) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nratio = predicted / measured. 'after calib' applies this run's measurements\n")
 	fmt.Fprintf(&b, "(emu calibrate -o FILE; then -calib FILE with -topo host): transfer latency per\n")
-	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, and two scales on kernel-operation costs\n(the local path from the 1-CPU pipe, the IPI/idle-exit path from the 2-CPU pipe).\n", r.After.Lat.Burst)
+	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, two scales on kernel-operation costs\n(the local path from the 1-CPU pipe, the IPI/idle-exit path from the 2-CPU pipe), and the\npage fault (which scales exit_mmap alike).\n", r.After.Lat.Burst)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -317,3 +317,23 @@ func checkJSONAndString(t *testing.T, v interface{ String() string }, substr str
 		t.Errorf("JSON %s does not round-trip: %v", b, err)
 	}
 }
+
+// TestPageFaults: the probe first-touches every page of each batch once
+// and reports a positive median per fault over the counted batches (the
+// warm-up batch excluded); bad sizes are refused.
+func TestPageFaults(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	r, err := PageFaults(cpus[0], 256, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.BatchUs) != 3 || !(r.UsPerFault > 0) || r.Pages != 256 {
+		t.Errorf("%s: %d batches %v, want 3 positive", r, len(r.BatchUs), r.BatchUs)
+	}
+	if _, err := PageFaults(cpus[0], 0, 3); err == nil {
+		t.Error("PageFaults with 0 pages: no error")
+	}
+}

@@ -33,6 +33,10 @@ type Calib struct {
 	// the real kernel, µs, on two CPUs (PipeRTTUS) and on one (PipeRTT1US).
 	PipeRTTUS  float64 `yaml:"pipe_rtt_us" json:"pipe_rtt_us"`
 	PipeRTT1US float64 `yaml:"pipe_rtt_1cpu_us,omitempty" json:"pipe_rtt_1cpu_us,omitempty"`
+	// PageFaultUS is one user page fault that allocates and fills a
+	// private page (the first write to an anonymous mapping), µs: it
+	// prices costs_cycles.page_fault, and scales exit_mmap alike.
+	PageFaultUS float64 `yaml:"page_fault_us,omitempty" json:"page_fault_us,omitempty"`
 }
 
 // LoadCalibFile reads a calibration file strictly.
@@ -100,7 +104,7 @@ func (c *Calib) validate() error {
 		v    float64
 	}{
 		{"rmw_local_ns", c.RMWLocalNS}, {"hammer2_shared_ns", c.Hammer2SharedNS}, {"hammer2_padded_ns", c.Hammer2PaddedNS},
-		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US},
+		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US}, {"page_fault_us", c.PageFaultUS},
 	} {
 		if !(f.v >= 0) || f.v > MaxSourced {
 			return fmt.Errorf("%s: must be a positive number, at most %g (0: not measured), got %v", f.name, float64(MaxSourced), f.v)
@@ -180,6 +184,7 @@ func (c *Calib) Apply(m *Machine) (*Machine, error) {
 	if err := c.fitKernelCosts(m2, s, src); err != nil {
 		return nil, err
 	}
+	c.applyPageFault(m2, s, src)
 	m3, err := Build(s)
 	if err != nil {
 		return nil, specErr("-calib", "the fitted costs are out of range: %v", err)
@@ -219,6 +224,9 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 	rescale := func(op KernelOp, scale float64, why string) {
 		f := kernelOps[op].field(&s.Costs)
 		old := *f
+		if old == nil {
+			return // an optional cost the spec leaves out stays 0
+		}
 		*f = &Sourced{Value: math.Max(1, math.Round(old.Value*scale*10)/10),
 			Source: src(fmt.Sprintf("x%.3f %s", scale, why)) + "; was " + old.Source}
 	}
@@ -249,6 +257,24 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 		}
 	}
 	return nil
+}
+
+// applyPageFault prices costs_cycles.page_fault from the measured fault
+// (after fitKernelCosts, which scaled it with the local path) and scales
+// exit_mmap by the same factor: both are mm work that a hypervisor's
+// nested paging slows alike [E].
+func (c *Calib) applyPageFault(m *Machine, s *Spec, src func(string) string) {
+	pf := s.Costs.PageFault
+	if c.PageFaultUS <= 0 || pf == nil || pf.Value <= 0 {
+		return
+	}
+	cycles := math.Max(1, math.Round(c.PageFaultUS*m.FreqMHz))
+	scale := cycles / pf.Value
+	s.Costs.PageFault = &Sourced{Value: cycles, Source: src(fmt.Sprintf("first-touch page fault %.2f us (at %.0f MHz)", c.PageFaultUS, m.FreqMHz)) + "; was " + pf.Source}
+	if ex := s.Costs.ExitMMAP; ex != nil {
+		s.Costs.ExitMMAP = &Sourced{Value: math.Max(1, math.Round(ex.Value*scale)),
+			Source: src(fmt.Sprintf("x%.3f, the page fault's ratio to its previous cost", scale)) + "; was " + ex.Source}
+	}
 }
 
 func latField(l *LatencySpec, c Class) **Sourced {

@@ -46,12 +46,18 @@ func TestCalibrationFits(t *testing.T) {
 		{"hammer 2 writers, padded", cm.PredictHammer([]int{0, 1}, false), c.Hammer2PaddedNS},
 		{"pipe round trip 2 CPUs", cm.PredictPipeRTT(0, 1) / 1000, c.PipeRTTUS},
 		{"pipe round trip 1 CPU", cm.PredictPipeRTT(0, 0) / 1000, c.PipeRTT1US},
+		{"page fault", cm.Costs.NS[OpPageFault] / 1000, c.PageFaultUS},
 	} {
 		ratio := tc.predicted / tc.measured
 		t.Logf("%-28s measured %8.2f predicted %8.2f ratio %.2f", tc.what, tc.measured, tc.predicted, ratio)
 		if math.Abs(ratio-1) > 0.25 {
 			t.Errorf("%s: predicted %.2f vs measured %.2f after calibration (ratio %.2f)", tc.what, tc.predicted, tc.measured, ratio)
 		}
+	}
+	// exit_mmap moves with the page fault: the same ratio to the preset's.
+	pf := cm.Costs.NS[OpPageFault] / m.Costs.NS[OpPageFault]
+	if ex := cm.Costs.NS[OpExitMMAP] / m.Costs.NS[OpExitMMAP]; math.Abs(ex/pf-1) > 0.01 {
+		t.Errorf("calibrated exit_mmap moved x%.3f, the page fault x%.3f: want the same", ex, pf)
 	}
 	// The sources say where the numbers came from now.
 	if src := cm.Spec.Latency.LLC.Source; src[:3] != "[C]" {
@@ -79,6 +85,7 @@ func TestCalibErrors(t *testing.T) {
 		{"unknown hammer class", "host: x\nhammer2_class: cluster\nhammer2_shared_ns: 4\n", "hammer2_class"},
 		{"hammer without class", "host: x\nhammer2_shared_ns: 4\n", "hammer2_class"},
 		{"smt on a host without", "host: x\npingpong_ns: {smt: 10}\n", "pingpong_ns.smt"},
+		{"negative page fault", "host: x\npage_fault_us: -1\n", "page_fault_us"},
 	} {
 		path := dir + "/" + tc.name + ".yaml"
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
