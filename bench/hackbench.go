@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/rqemu/rqemu/emu"
@@ -128,10 +129,11 @@ func (w *msgBench) forkFaults() int {
 // child (perf bench sched messaging -l 1: 0.202 s processes, 0.009 s
 // threads, 2 CPUs, 400 children). [M]
 func (w *msgBench) exitOps() []hwmodel.KernelOp {
+	n := 3
 	if w.hackbench {
-		return []hwmodel.KernelOp{hwmodel.OpExitMMAP}
+		n = 1
 	}
-	return []hwmodel.KernelOp{hwmodel.OpExitMMAP, hwmodel.OpExitMMAP, hwmodel.OpExitMMAP}
+	return slices.Repeat([]hwmodel.KernelOp{hwmodel.OpExitMMAP}, n)
 }
 
 // Limits on the input. maxTasks (2*fds*groups) bounds the emulator's

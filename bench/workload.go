@@ -350,11 +350,7 @@ func forkedChild(prog emu.Program, faults int) emu.Program {
 		a := prog.Next(t)
 		if first {
 			first = false
-			k := make([]hwmodel.KernelOp, faults, faults+len(a.Kernel))
-			for i := range k {
-				k[i] = hwmodel.OpPageFault
-			}
-			a.Kernel = append(k, a.Kernel...)
+			a.Kernel = append(slices.Repeat([]hwmodel.KernelOp{hwmodel.OpPageFault}, faults), a.Kernel...)
 		}
 		return a
 	})

@@ -216,9 +216,9 @@ func retryRates(m *Machine) [2]uint32 {
 	return [2]uint32{rate(local), rate(remote)}
 }
 
-// homeRemote is 1 if line home home is on another package than CPU c,
-// else 0: from the price tables when the machine has them (no call
-// through the lazily built tables per request).
+// homeRemote is 1 if NUMA node home (a line's) is on another package
+// than CPU c, else 0: from the price tables when the machine has them, so
+// a request does not go through the lazily built tables' sync.OnceValue.
 func (rp *Replayer) homeRemote(c, home int) int {
 	if rp.pr != nil {
 		return rp.pr.homeRemote(c, home)
