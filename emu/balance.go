@@ -225,10 +225,10 @@ func (rq *RQ) ownRemovals(v cpuSnap) cpuSnap {
 	return v
 }
 
-// seeCPU is snapCPU plus this CPU's own unpublished direct enqueues: what
+// seeCPU is snapCPU at this CPU's time plus its own unpublished direct enqueues: what
 // it reads of CPU c's runqueue.
 func (rq *RQ) seeCPU(c int) cpuSnap {
-	v, _ := rq.ownEnqueues(c, rq.snapCPU(c))
+	v, _ := rq.ownEnqueues(c, rq.snapCPU(c).at(rq.now))
 	return v
 }
 

@@ -180,6 +180,7 @@ func (s *Sim) applyAffinity(op *remoteOp) {
 // next event: the one place debt is incurred (payDebt pays it).
 func (rq *RQ) addDebt(sym Symbol, ns int64) {
 	rq.sim.touch(rq)
+	rq.republish = true // cpuSnap.idleAt moves
 	rq.debt += ns
 	rq.debtSites = append(rq.debtSites, symCharge{sym: sym, ns: ns})
 }

@@ -52,3 +52,51 @@ func TestWakeupOnCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleCPUWhileSwitchingOut: core.c idle_cpu() (v6.6), which
+// select_idle_sibling() asks of prev through available_idle_cpu(), is
+// false while rq->curr is not the idle task: a CPU still inside the
+// __schedule() that switches a sleeping task out, waiting on the weave's
+// tg->load_avg line for its dequeue, has not reached the idle task yet. B
+// slept on CPU 1 long ago; A then ran there and has just blocked; a waker
+// on CPU 2 (the same LLC) wakes B with WF_SYNC, so wake_affine() picks
+// CPU 2, which is busy, and select_idle_sibling() takes prev only if it is
+// idle. With CPU 1's switch of A finished, B goes back to CPU 1; with the
+// stall of that switch still unpaid (injected as the debt a saturated line
+// leaves, as TestWakeupOnCPU does), it scans on to another idle CPU.
+func TestIdleCPUWhileSwitchingOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stall  int64 // ns of stall left on CPU 1's switch of A at the barrier
+		onCPU1 bool  // B runs on CPU 1, want
+	}{
+		{"switched", 0, true},
+		{"still switching", 50_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, "spr-2s", "v6.6-eevdf")
+			b := spawn(t, s, TaskSpec{Comm: "B", CPU: 1, Prog: Loop(Block(), Run(20_000))})
+			a := mustTask(t, s, TaskSpec{Comm: "A", CPU: 1, Prog: Loop(Run(10_000), Block())})
+			mustTask(t, s, TaskSpec{Comm: "waker", CPU: 2, Prog: Loop(Run(30_000), Wake(b).WithSync(), Run(100_000))})
+			s.Run(20_000) // A has blocked; CPU 1 is idle in its own clock
+			p := s.RQ(1)
+			if p.curr != nil || p.switchedOut != a {
+				t.Fatalf("CPU 1: curr %v, switched out %v; want idle after switching out A", p.curr, p.switchedOut)
+			}
+			if tc.stall > 0 {
+				// What a barrier does when the weave reports it:
+				// charge the debt, then publish CPU 1.
+				p.addDebt(SymUpdateCfsGroup, tc.stall)
+				s.onCPU[1] = p.onCPUView()
+				s.publishCPU(1)
+			}
+			s.Run(40_000) // B woken at ~30 us, running
+			if b.Stats.NrWakeups != 1 {
+				t.Fatalf("B woken %d times, want 1", b.Stats.NrWakeups)
+			}
+			if got := b.cpu == 1; got != tc.onCPU1 {
+				t.Errorf("B on CPU %d after its wakeup; want CPU 1: %v", b.cpu, tc.onCPU1)
+			}
+		})
+	}
+}

@@ -318,7 +318,7 @@ func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
 			return false
 		}
 	}
-	return rq.snapCPU(cpu).idle
+	return rq.snapCPU(cpu).at(rq.now).idle
 }
 
 // readNrRunning reads cpu's rq->nr_running.

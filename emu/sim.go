@@ -488,7 +488,10 @@ func (s *Sim) barrier() {
 	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
 	for _, i := range s.visit {
 		rq := s.cpus[i]
-		rq.weaveBehind = s.space.Behind(rq.cpu)
+		if behind := s.space.Behind(rq.cpu); behind != rq.weaveBehind {
+			rq.weaveBehind = behind
+			rq.republish = true // cpuSnap.idleAt moves
+		}
 		if s.space.Owes(rq.cpu) { // Behind implies Owes
 			// Served, and charged, barrier by barrier, until it is
 			// not: also a CPU that runs on (or idles) with an access

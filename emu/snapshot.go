@@ -19,6 +19,23 @@ type cpuSnap struct {
 	load       uint64 // cfs.avg.load_avg (cpu_load())
 	util       uint64 // cfs.avg.util_avg, uncapped: readers take cpuUtil()
 	runnable   uint64 // cfs.avg.runnable_avg
+	// idleAt, when idle, is when the CPU physically reached the idle
+	// task: its own clock when it went idle, later by the weave's stall
+	// it has not yet paid (math.MaxInt64 while the weave is behind on
+	// it). Until then it is still inside the __schedule() that switched
+	// its last task out, rq->curr is that task, and idle_cpu() (core.c,
+	// v5.15 and v6.6: "if (rq->curr != rq->idle) return 0") is false
+	// for a reader: see at.
+	idleAt int64
+}
+
+// at is the snapshot as a reader at virtual time t sees it: not
+// idle before the CPU has physically reached its idle task. Without it a
+// CPU whose dequeue waits microseconds on a saturated tg->load_avg line
+// looks idle to every waker's select_idle_sibling() in the meantime.
+func (v cpuSnap) at(t int64) cpuSnap {
+	v.idle = v.idle && t >= v.idleAt
+	return v
 }
 
 // llcSnap is an LLC's sd_llc_shared as published at the last barrier.
@@ -61,7 +78,9 @@ func (s *Sim) publishCPU(i int) {
 		return
 	}
 	rq.republish = false
-	s.setSnap(i, rq.exactSnap())
+	v := rq.exactSnap()
+	v.idleAt = rq.idleAt()
+	s.setSnap(i, v)
 	for _, t := range rq.dirty {
 		t.pub = s.cpus[t.cpu].exactTaskSnap(t)
 		t.isDirty = false
@@ -114,7 +133,9 @@ func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
 
 // snapCPU is what this CPU sees of CPU c: itself exactly, others as
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
-// balancing) sees every CPU exactly: nothing else is running then.
+// balancing) sees every CPU exactly: nothing else is running then. The
+// readers of idle take the published value at their own time
+// (cpuSnap.at); the others have no use for it.
 func (rq *RQ) snapCPU(c int) cpuSnap {
 	if c != rq.cpu && !rq.pay.barrier {
 		return rq.sim.snap[c]
@@ -139,6 +160,15 @@ func (rq *RQ) exactSnap() cpuSnap {
 		util:       k.cfs.avg.UtilAvg,
 		runnable:   k.cfs.avg.RunnableAvg,
 	}
+}
+
+// idleAt is cpuSnap.idleAt of this CPU, were it idle: publish sets it
+// (the CPU itself, and the barrier, read exactSnap without it).
+func (rq *RQ) idleAt() int64 {
+	if rq.weaveBehind {
+		return math.MaxInt64
+	}
+	return rq.now + rq.debt
 }
 
 // taskView is what this CPU sees of task t: exact if it owns it, else the
