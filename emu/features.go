@@ -33,6 +33,7 @@ const (
 	UCLAMP
 	UTIL_EST
 	UTIL_EST_FASTUP
+	RT_GROUP_SCHED
 	numFeatures
 )
 
@@ -63,6 +64,7 @@ var features = [numFeatures]featureInfo{
 	UCLAMP:                 {"UCLAMP", "the sched_uclamp_used static key: uclamp_rq_inc/dec on every enqueue/dequeue (46609ce22703); a workload that sets a clamp turns it on"},
 	UTIL_EST:               {"UTIL_EST", "util_est (7f65ea42eb00, v4.17): a task's util_avg at its last sleep and its EWMA; cpu_util() and task_util_est() take the max with util_avg (load balancing, SIS_UTIL)"},
 	UTIL_EST_FASTUP:        {"UTIL_EST_FASTUP", "util_est_update(): the EWMA jumps up to a higher sample and only decays on the way down (b8c96361402a, v5.5; permanent from v6.8)"},
+	RT_GROUP_SCHED:         {"RT_GROUP_SCHED", "CONFIG_RT_GROUP_SCHED: struct task_group's rt_se and rt_rq pointers follow load_avg on its cache line (sched.h, v5.15 to today; Deng Pan's 2023 re-layout was not merged), and set_task_rq() reads them on every migration of a task in a cgroup"},
 }
 
 // Features is a set of scheduler switches.
@@ -126,7 +128,13 @@ func set(fs ...Feature) Features {
 }
 
 // common are the switches every profile has on.
-var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC, UTIL_EST, UTIL_EST_FASTUP}
+// RT_GROUP_SCHED is a build option; the profiles model the kernels lkp
+// builds, and Deng Pan's measurement on such a build (the false sharing
+// of tg->load_avg with rt_se/rt_rq in set_task_cpu(), 5.06% of cycles on
+// netperf UDP_RR with nr_client = nr_cpu, "sched/task_group: Re-layout
+// structure to reduce false sharing", June 2023) needs it on: without it
+// set_task_rq() reads only tg->se and tg->cfs_rq, on the line before. [E]
+var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC, UTIL_EST, UTIL_EST_FASTUP, RT_GROUP_SCHED}
 
 // Profiles are the kernel versions rqemu models.
 var Profiles = []Profile{

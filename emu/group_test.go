@@ -6,6 +6,7 @@ import (
 
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu/eevdf"
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // expectedShares recomputes calc_group_shares() for tg on cpu from the
@@ -157,6 +158,63 @@ func TestUclampLines(t *testing.T) {
 		}
 		if v := rq.uclamp.Value(contention.UclampMax); v == 0 {
 			t.Errorf("%s: rq uclamp max is 0", tc.name)
+		}
+	}
+}
+
+// TestSetTaskCPUReadsTgLine: with CONFIG_RT_GROUP_SCHED, sched.h
+// set_task_rq() (v5.15, v6.6) reads tg->rt_rq and tg->rt_se, which sit on
+// tg->load_avg's cache line (struct task_group: load_avg
+// ____cacheline_aligned, then rt_se, rt_rq), so every migration of a task
+// in a cgroup reads that line, charged to set_task_cpu(); without the
+// option it reads only tg->se and tg->cfs_rq, on the line before. A task
+// of a group moved by load balancing (detach_task() + attach_task())
+// between two CPUs running hogs of the group logs exactly one such read
+// on the moving CPU per move with RT_GROUP_SCHED, and none without; a
+// task of the root group none either way.
+func TestSetTaskCPUReadsTgLine(t *testing.T) {
+	const moves = 6
+	for _, tc := range []struct {
+		feat    string
+		grouped bool
+		want    int
+	}{
+		{"v6.6-eevdf", true, moves},
+		{"v6.6-eevdf,-RT_GROUP_SCHED", true, 0},
+		{"v6.6-eevdf", false, 0},
+	} {
+		s := newSim(t, "hikey-8", tc.feat)
+		var g *TaskGroup
+		if tc.grouped {
+			g, _ = s.NewGroup("docker", nil, 100)
+		}
+		for cpu := 0; cpu < 2; cpu++ {
+			mustTask(t, s, TaskSpec{Comm: "hog", CPU: cpu, Group: g, Prog: Hog()})
+		}
+		mover := mustTask(t, s, TaskSpec{Comm: "mover", CPU: 0, Group: g, Prog: Hog()})
+		done, reads := 0, 0
+		for at := int64(50_000); done < moves; at += 50_000 {
+			s.Run(at)
+			src := s.RQ(mover.cpu)
+			if mover.state != TaskRunnable || src.curr == mover {
+				continue
+			}
+			dst := s.RQ(1 - mover.cpu)
+			src.enterKernel()
+			dst.enterKernel()
+			n := src.log.Len()
+			s.moveQueuedTask(mover, dst.cpu)
+			for _, e := range src.log.Entries()[n:] {
+				if e.Site == src.site(SymSetTaskCPU) && e.Op == hwmodel.Read {
+					reads++
+				}
+			}
+			src.resume()
+			dst.resume()
+			done++
+		}
+		if reads != tc.want {
+			t.Errorf("%s, grouped %v: %d reads charged to set_task_cpu over %d moves, want %d", tc.feat, tc.grouped, reads, moves, tc.want)
 		}
 	}
 }

@@ -47,6 +47,16 @@ func (s *Sim) setTaskCPUFrom(p *Task, dst int, actor *RQ, t int64) {
 		se.ExecStart = 0
 	}
 	p.Stats.NrMigrations++
+	if s.feat.Has(RT_GROUP_SCHED) && p.group != s.root {
+		// sched.h: set_task_rq() with CONFIG_RT_GROUP_SCHED reads
+		// tg->rt_rq and tg->rt_se of the task's group, which share
+		// tg->load_avg's line (struct task_group, v5.15 and v6.6:
+		// load_avg ____cacheline_aligned, then rt_se, rt_rq): the
+		// migrating CPU (the waker, or the balancer) pays a read of
+		// the line every CPU of the group keeps writing.
+		p.group.loadAvg.Load(actor.log, max(t, actor.log.Last()), actor.site(SymSetTaskCPU))
+		actor.Stats.TgLineRTReads++
+	}
 	s.setTaskRQ(p, dst)
 }
 

@@ -28,6 +28,7 @@ type RQStats struct {
 
 	TgLoadAvgWrites  int64 // atomic adds to tg->load_avg
 	TgLoadAvgReads   int64 // reads of tg->load_avg (calc_group_shares)
+	TgLineRTReads    int64 // set_task_rq()'s reads of tg->rt_se/rt_rq on tg->load_avg's line (RT_GROUP_SCHED)
 	TgRatelimitSkips int64 // update_tg_load_avg() calls stopped by the 1 ms ratelimit
 	TgThresholdSkips int64 // ... stopped by the 1/64 threshold
 
