@@ -91,17 +91,9 @@ func TestTgLoadRatelimit(t *testing.T) {
 		moves := 0
 		for at := int64(50_000); at <= dur; at += 50_000 {
 			s.Run(at)
-			src := s.RQ(hopper.cpu)
-			if hopper.state != TaskRunnable || src.curr == hopper {
-				continue
+			if hopOver(s, hopper, nil) {
+				moves++
 			}
-			dst := s.RQ(1 - hopper.cpu)
-			src.enterKernel()
-			dst.enterKernel()
-			s.moveQueuedTask(hopper, dst.cpu)
-			src.resume()
-			dst.resume()
-			moves++
 		}
 		for cpu := 0; cpu < 2; cpu++ {
 			st := s.RQ(cpu).Stats
@@ -162,6 +154,27 @@ func TestUclampLines(t *testing.T) {
 	}
 }
 
+// hopOver moves p, if it waits queued (not running), from its CPU of 0 and
+// 1 to the other as load balancing's detach_task() + attach_task() do, and
+// hands saw the accesses the move logged on the source CPU.
+func hopOver(s *Sim, p *Task, saw func(src *RQ, logged []contention.Entry)) bool {
+	src := s.RQ(p.cpu)
+	if p.state != TaskRunnable || src.curr == p {
+		return false
+	}
+	dst := s.RQ(1 - p.cpu)
+	src.enterKernel()
+	dst.enterKernel()
+	n := src.log.Len()
+	s.moveQueuedTask(p, dst.cpu)
+	if saw != nil {
+		saw(src, src.log.Entries()[n:])
+	}
+	src.resume()
+	dst.resume()
+	return true
+}
+
 // TestSetTaskCPUReadsTgLine: with CONFIG_RT_GROUP_SCHED, sched.h
 // set_task_rq() (v5.15, v6.6) reads tg->rt_rq and tg->rt_se, which sit on
 // tg->load_avg's cache line (struct task_group: load_avg
@@ -195,23 +208,15 @@ func TestSetTaskCPUReadsTgLine(t *testing.T) {
 		done, reads := 0, 0
 		for at := int64(50_000); done < moves; at += 50_000 {
 			s.Run(at)
-			src := s.RQ(mover.cpu)
-			if mover.state != TaskRunnable || src.curr == mover {
-				continue
-			}
-			dst := s.RQ(1 - mover.cpu)
-			src.enterKernel()
-			dst.enterKernel()
-			n := src.log.Len()
-			s.moveQueuedTask(mover, dst.cpu)
-			for _, e := range src.log.Entries()[n:] {
-				if e.Site == src.site(SymSetTaskCPU) && e.Op == hwmodel.Read {
-					reads++
+			if hopOver(s, mover, func(src *RQ, logged []contention.Entry) {
+				for _, e := range logged {
+					if e.Site == src.site(SymSetTaskCPU) && e.Op == hwmodel.Read {
+						reads++
+					}
 				}
+			}) {
+				done++
 			}
-			src.resume()
-			dst.resume()
-			done++
 		}
 		if reads != tc.want {
 			t.Errorf("%s, grouped %v: %d reads charged to set_task_cpu over %d moves, want %d", tc.feat, tc.grouped, reads, moves, tc.want)
