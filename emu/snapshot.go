@@ -33,6 +33,8 @@ type cpuSnap struct {
 // idle before the CPU has physically reached its idle task. Without it a
 // CPU whose dequeue waits microseconds on a saturated tg->load_avg line
 // looks idle to every waker's select_idle_sibling() in the meantime.
+// Simplified: the barrier's own view (exactSnap: NOHZ idle balancing on an
+// idle CPU's behalf) and smtRate's busy-sibling test read idle without it.
 func (v cpuSnap) at(t int64) cpuSnap {
 	v.idle = v.idle && t >= v.idleAt
 	return v
