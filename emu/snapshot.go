@@ -81,7 +81,9 @@ func (s *Sim) publishCPU(i int) {
 	}
 	rq.republish = false
 	v := rq.exactSnap()
-	v.idleAt = rq.idleAt()
+	if v.idle {
+		v.idleAt = rq.idleAt()
+	}
 	s.setSnap(i, v)
 	for _, t := range rq.dirty {
 		t.pub = s.cpus[t.cpu].exactTaskSnap(t)

@@ -431,7 +431,7 @@ type idleClaim struct {
 // waker took the target's rq lock and logged its accesses) are not moved.
 func (s *Sim) redirectClaimedIdle(op *remoteOp) {
 	target := op.target
-	if !op.wakelist || op.locked || target == op.from || !s.snap[target].idle || op.t < s.snap[target].idleAt {
+	if !op.wakelist || op.locked || target == op.from || !s.snap[target].at(op.t).idle {
 		return
 	}
 	c := &s.idleClaims[target]
@@ -458,7 +458,7 @@ func (s *Sim) redirectClaimedIdle(op *remoteOp) {
 			continue
 		}
 		nr--
-		if s.snap[cpu].idle && op.t >= s.snap[cpu].idleAt && s.idleClaims[cpu].epoch != s.Epochs {
+		if s.snap[cpu].at(op.t).idle && s.idleClaims[cpu].epoch != s.Epochs {
 			op.target = cpu
 			s.idleClaims[cpu] = idleClaim{epoch: s.Epochs, t: op.t, from: op.from}
 			return
