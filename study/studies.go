@@ -9,7 +9,14 @@ import (
 // cores; Quick: the shortest run that still passes the workload's start
 // (every task placed, the groups' load tracked), for CI and smoke tests.
 var (
-	netperfLen   = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
+	netperfLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
+	// hackbenchLen: lkp runs `hackbench -g N -l 30000*nr_cpu/N` (lkp-tests
+	// tests/hackbench; -g 16 -l 420000 on spr-2s), minutes per
+	// iteration, so its pipes fill (16 pages of 40 messages of 100 B) and
+	// senders sleep. 600 loops gets there: on spr-2s g16 base the rates
+	// at 600 loops are within ~5% of those at 2000 (4.34 vs 4.55 M
+	// wakeups/s, 7.99 vs 8.45 M switches/s), while the quick 60 loops
+	// are a transient in which no sender ever sleeps (2.89 M wakeups/s).
 	hackbenchLen = Length{Default: 600, Quick: 60, Int: true, Unit: "loops (hackbench -l)"}
 	sysbenchLen  = Length{Default: 0.05, Quick: 0.01, Unit: "s virtual (sysbench --time)", Seconds: true}
 	pipeLen      = Length{Default: 200000, Quick: 20000, Int: true, Unit: "loops (perf bench sched pipe -l)"}
