@@ -27,10 +27,7 @@ func TestWakeupOnCPU(t *testing.T) {
 			wakee := spawn(t, s, TaskSpec{Comm: "wakee", CPU: 1, Prog: Loop(Block(), Run(20_000))})
 			waker := mustTask(t, s, TaskSpec{Comm: "waker", CPU: 56, Prog: Loop(Run(30_000), Wake(wakee).WithSync(), Block())})
 			s.Run(20_000) // the wakee has blocked; CPU 1 is idle
-			p := s.RQ(1)
-			if p.curr != nil || p.switchedOut != wakee {
-				t.Fatalf("CPU 1: curr %v, switched out %v; want idle after switching out the wakee", p.curr, p.switchedOut)
-			}
+			p := idleAfterSwitchingOut(t, s, 1, wakee)
 			if tc.stall > 0 {
 				// What the weave reports at a barrier when CPU 1's
 				// dequeue waited on the line; publish it as that
@@ -79,10 +76,7 @@ func TestIdleCPUWhileSwitchingOut(t *testing.T) {
 			a := mustTask(t, s, TaskSpec{Comm: "A", CPU: 1, Prog: Loop(Run(10_000), Block())})
 			mustTask(t, s, TaskSpec{Comm: "waker", CPU: 2, Prog: Loop(Run(30_000), Wake(b).WithSync(), Run(100_000))})
 			s.Run(20_000) // A has blocked; CPU 1 is idle in its own clock
-			p := s.RQ(1)
-			if p.curr != nil || p.switchedOut != a {
-				t.Fatalf("CPU 1: curr %v, switched out %v; want idle after switching out A", p.curr, p.switchedOut)
-			}
+			p := idleAfterSwitchingOut(t, s, 1, a)
 			if tc.stall > 0 {
 				// What a barrier does when the weave reports it:
 				// charge the debt, then publish CPU 1.
@@ -99,4 +93,15 @@ func TestIdleCPUWhileSwitchingOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// idleAfterSwitchingOut returns CPU cpu's runqueue, failing the test
+// unless the CPU is idle, its last switch (of task p) done.
+func idleAfterSwitchingOut(t *testing.T, s *Sim, cpu int, p *Task) *RQ {
+	t.Helper()
+	rq := s.RQ(cpu)
+	if rq.curr != nil || rq.switchedOut != p {
+		t.Fatalf("CPU %d: curr %v, switched out %v; want idle after switching out %v", cpu, rq.curr, rq.switchedOut, p)
+	}
+	return rq
 }
