@@ -72,6 +72,7 @@ type Space struct {
 	lineStats []lineAcc
 	siteStats []siteAcc
 	weaves    int64
+	woven     int64 // log entries woven, over all weaves
 
 	// Scratch reused by Weave (the result is valid until the next
 	// Weave).

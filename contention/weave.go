@@ -153,6 +153,7 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 		total += len(l.entries)
 	}
 	s.weaves++
+	s.woven += int64(total)
 	res := &s.res
 	if len(res.StallNS) != n {
 		res.StallNS = make([]int64, n)
@@ -280,6 +281,11 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 	}
 	return st, held
 }
+
+// Woven is the number of accesses woven so far, over every weave: the log
+// entries handed to Weave and WeaveUntil, each of which the replay serves
+// once. It is the engine's unit of work (bench: host-ns/access).
+func (s *Space) Woven() int64 { return s.woven }
 
 // Pending is the number of logged accesses the replay has not yet served:
 // requests waiting on a busy line or a held lock, and those queued behind

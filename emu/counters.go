@@ -6,7 +6,8 @@ import "reflect"
 // int64 counter of RQStats summed over the CPUs ("sched.NAME"), the tasks'
 // migrations, the per-second rates of wakeups, migrations and context
 // switches over the virtual time run ("rate.*"), and the engine's own
-// statistics ("run.*"). The names are the -json and NDJSON counter keys
+// statistics ("run.*": run.accesses is the shared-line accesses the weave
+// served, the engine's unit of work). The names are the -json and NDJSON counter keys
 // and compare's rows. Read it between runs or after one.
 func (s *Sim) Counters() map[string]float64 {
 	c := map[string]float64{}
@@ -35,5 +36,6 @@ func (s *Sim) Counters() map[string]float64 {
 	c["run.virtual_sec"] = sec
 	c["run.epochs"] = float64(s.Epochs)
 	c["run.late_msgs"] = float64(s.LateMsgs)
+	c["run.accesses"] = float64(s.space.Woven())
 	return c
 }

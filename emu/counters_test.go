@@ -31,6 +31,7 @@ func TestSimCounters(t *testing.T) {
 		"rate.context_switches_per_sec": float64(switches) / sec,
 		"run.virtual_sec":               sec,
 		"run.epochs":                    float64(s.Epochs),
+		"run.accesses":                  float64(s.Space().Stats().Accesses),
 	} {
 		if got, ok := c[k]; !ok || got != want {
 			t.Errorf("Counters()[%q] = %v (present %v), want %v", k, got, ok, want)
