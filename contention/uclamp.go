@@ -200,6 +200,26 @@ func (u *UclampRQ) IncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 	})
 }
 
+// LogIncTask logs, without touching the state, the accesses IncTask makes
+// for a task with clamps minV and maxV, as far as they follow from the
+// clamps: line A (the MIN bucket, written) and line B (written: the MAX
+// bucket for a max clamp of 205 or more, else uclamp_idle_reset()'s
+// clear of UCLAMP_FLAG_IDLE on an rq that was idle), in IncTask's order.
+// For a CPU that does the increment under another rq's lock while the
+// rq's owner applies the state change later (a direct remote wakeup): the
+// owner's IncTask then logs nothing of its own for it. Simplified: a max
+// clamp under 205 onto a busy rq only reads line B; it is logged as a
+// write.
+func (u *UclampRQ) LogIncTask(l *Log, now int64, site Site, minV, maxV uint32) {
+	checkClamp(UclampMin, minV)
+	checkClamp(UclampMax, maxV)
+	if uclampBucketLine[UclampMin][BucketID(minV)] != 0 || uclampFlagsLine != 1 {
+		panic("contention: uclamp layout: the MIN buckets are on line A and the flags on line B")
+	}
+	l.Record(now, u.lines[0], hwmodel.Write, site)
+	l.Record(now, u.lines[1], hwmodel.Write, site)
+}
+
 // update runs the accounting f, which marks the lines it touches, timing
 // it on the host when the log's sample is due, then logs each touched
 // line once.

@@ -791,6 +791,16 @@ func (s *Sim) doPull(op *remoteOp) {
 		moved = len(tasks)
 		work := int64(moved) * (s.m.Cost(hwmodel.OpMigrate) + s.m.Cost(hwmodel.OpEnqueue) + s.m.Cost(hwmodel.OpDequeue))
 		actor.addDebt(SymLoadBalance, work)
+		if s.uclampUsed {
+			// detach_task() -> dequeue_task() -> uclamp_rq_dec() on
+			// src, attach_task() -> enqueue_task() -> uclamp_rq_inc()
+			// on dst: the balancing CPU's too (the rqs charge
+			// nothing, onBehalf), their lines already on its log.
+			uc := int64(moved) * s.m.Cost(hwmodel.OpUclamp)
+			actor.addDebt(SymUclampRQDec, uc)
+			actor.addDebt(SymUclampRQInc, uc)
+			work += 2 * uc
+		}
 		if newidle {
 			dst.newidlePulled(r.sd, moved, work, s.epochEnd)
 		}

@@ -79,15 +79,20 @@ func (rq *RQ) startSegment(t *Task) {
 // cost runs a kernel operation at its preset base cost, charged as the
 // payer says: nothing while applying work another CPU did and paid for,
 // debt while the barrier runs this CPU's code.
-func (rq *RQ) cost(op hwmodel.KernelOp) {
+func (rq *RQ) cost(op hwmodel.KernelOp) { rq.costAs(opSymbol[op], op) }
+
+// costAs is cost charged to sym rather than to op's own symbol (one
+// operation's cost paid by several kernel functions: OpUclamp by
+// uclamp_rq_inc() and uclamp_rq_dec()).
+func (rq *RQ) costAs(sym Symbol, op hwmodel.KernelOp) {
 	switch {
 	case rq.pay.paidBy != nil:
 		return
 	case rq.pay.barrier:
-		rq.addDebt(opSymbol[op], rq.m.Cost(op))
+		rq.addDebt(sym, rq.m.Cost(op))
 		return
 	}
-	rq.spend(opSymbol[op], rq.m.Cost(op))
+	rq.spend(sym, rq.m.Cost(op))
 }
 
 // logNow is the time to stamp a logged access with: the clock, never

@@ -103,6 +103,10 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.wokeTo = append(rq.wokeTo, cpu)
 		rq.noteEnqueue(v, cpu)
 	}
+	// enqueue_task(): uclamp_rq_inc() before the class's enqueue, the
+	// waker's work on either path; a remote target's lines are logged
+	// here, inside its lock, a local one's at the apply.
+	rq.ttwuDirectUclampInc(target, p, remote)
 	rq.cost(hwmodel.OpEnqueue)
 	for d := p.group.depth; d >= 0; d-- {
 		rq.cost(hwmodel.OpUpdateCurr)

@@ -11,7 +11,9 @@ import (
 //	rq_lock(rq, &rf);          // the target's rq->__lock: line 0
 //	update_rq_clock(rq);       // writes rq->clock
 //	ttwu_do_activate(rq, p, wake_flags, &rf);
-//	    activate_task()        // enqueue_task_fair(): update_curr(),
+//	    activate_task()        // enqueue_task(): uclamp_rq_inc() when
+//	                           // sched_uclamp_used (both rq->uclamp
+//	                           // lines), then enqueue_task_fair(): update_curr(),
 //	                           // update_load_avg() on each level, the
 //	                           // root's rq->cfs.avg last; add_nr_running()
 //	    wakeup_preempt()       // reads rq->curr
@@ -30,10 +32,13 @@ import (
 // Simplified: rq->clock is modeled on rq->curr's line (in v6.6's struct
 // rq it follows curr, idle, stop, next_balance, prev_mm and
 // clock_update_flags); clock_task/clock_pelt, on their own line, are not
-// modeled. The lines the waker cannot know in its epoch stay the
-// target's to log at the apply: tg->load_avg (update_tg_load_avg()
-// writes it only past a threshold the target's state decides), the
-// removed-load line and the uclamp buckets. nr_running's store
+// modeled. The rq->uclamp lines follow from the wakee's clamps alone
+// (contention.UclampRQ.LogIncTask), so the waker logs them and pays
+// OpUclamp (ttwuDirectUclampInc); the target applies the buckets. The
+// lines the waker cannot know in its epoch stay the target's to log at
+// the apply: tg->load_avg (update_tg_load_avg() writes it only past a
+// threshold the target's state decides) and the removed-load line.
+// nr_running's store
 // (add_nr_running()) is on the lock's own line, which the waker holds:
 // it costs nothing more and is not logged.
 
@@ -47,6 +52,23 @@ func (rq *RQ) ttwuDirectLock(target *RQ) {
 	// wakeup_preempt() read of rq->curr later hits the same copy.
 	rq.log.Record(rq.now, target.currLine, hwmodel.Write, rq.site(SymTryToWakeUp))
 	rq.accessCost(SymTryToWakeUp, hwmodel.Write)
+}
+
+// ttwuDirectUclampInc is enqueue_task()'s uclamp_rq_inc() of p on target,
+// done by the waker under target's lock (core.c v5.15, v6.6: before the
+// class's enqueue): its cost is the waker's, and so are target's two
+// rq->uclamp lines when logTarget (a remote target; the apply leaves them
+// out, withoutWakerLines). A local wakeup's apply logs its own lines.
+// Nothing while the sched_uclamp_used static key is off.
+func (rq *RQ) ttwuDirectUclampInc(target *RQ, p *Task, logTarget bool) {
+	if !rq.sim.uclampUsed {
+		return
+	}
+	if logTarget {
+		lo, hi := p.uclampEffective()
+		target.uclamp.LogIncTask(rq.log, rq.now, rq.site(SymUclampRQInc), lo, hi)
+	}
+	rq.costAs(SymUclampRQInc, hwmodel.OpUclamp)
 }
 
 // ttwuDirectRootAvg is enqueue_task_fair()'s update_load_avg() of the
@@ -64,16 +86,17 @@ func (rq *RQ) ttwuDirectUnlock(target *RQ) {
 
 // withoutWakerLines runs fn, a direct wakeup's apply on this CPU, with
 // its accesses to the lines the waker logged (this rq's lock line, the
-// rq->curr/clock line and rq->cfs.avg) left out of the log: the waker
-// made them under the lock. The rest (tg->load_avg, removed load, uclamp)
-// are logged as this CPU's, as before. The lock is still taken
-// physically, as the model's nr_running store requires.
+// rq->curr/clock line, rq->cfs.avg and the two rq->uclamp lines) left out
+// of the log: the waker made them under the lock. The rest (tg->load_avg,
+// removed load) are logged as this CPU's, as before. The lock is still
+// taken physically, as the model's nr_running store requires.
 func (rq *RQ) withoutWakerLines(fn func()) {
 	own := rq.toScratch()
 	fn()
 	lock, curr, avg := rq.lock.Line(), rq.currLine, rq.avgLine
+	uc := rq.uclamp.Lines()
 	rq.fromScratch(own, rq, func(e contention.Entry) (int64, bool) {
-		if e.Line == lock || e.Line == curr || e.Line == avg {
+		if e.Line == lock || e.Line == curr || e.Line == avg || e.Line == uc[0] || e.Line == uc[1] {
 			return 0, false
 		}
 		return max(e.T, own.Last()), true

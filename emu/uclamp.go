@@ -10,7 +10,13 @@ import (
 // sched_uclamp_used static key: off until a task asks for a clamp (or the
 // UCLAMP feature turns it on), and never turned off again, as in the
 // kernel. Then every enqueue and dequeue touches both rq->uclamp lines
-// (contention.UclampRQ), and costs the footprint of doing so (OpUclamp).
+// (contention.UclampRQ), and costs the footprint of doing so (OpUclamp),
+// paid by the CPU that runs it: the rq's owner on its own enqueues and
+// dequeues (and the wake list's), the waker on a direct remote wakeup
+// (core.c: ttwu_do_activate() -> activate_task() -> enqueue_task() ->
+// uclamp_rq_inc() under the target's lock, v5.15 and v6.6), the balancing
+// CPU on a load-balance pull (detach_task() and attach_task() on the
+// source's and destination's rqs).
 
 // uclampEffective is uclamp_eff_value() for both ids: the task's request,
 // or the defaults (min 0, max 1024). Task-group clamps are not modeled
@@ -29,7 +35,9 @@ func (rq *RQ) uclampRQInc(p *Task) {
 	}
 	lo, hi := p.uclampEffective()
 	rq.uclamp.IncTask(rq.log, rq.now, rq.site(SymUclampRQInc), lo, hi)
-	rq.spend(SymUclampRQInc, rq.m.Cost(hwmodel.OpUclamp))
+	// Charged as the payer says: a direct waker (ttwuDirectUclampInc)
+	// or a load balancer that did this under our lock paid for it.
+	rq.costAs(SymUclampRQInc, hwmodel.OpUclamp)
 	p.uclampActive = true
 	p.uclampVal = [2]uint32{lo, hi}
 }
@@ -41,6 +49,6 @@ func (rq *RQ) uclampRQDec(p *Task) {
 		return
 	}
 	rq.uclamp.DecTask(rq.log, rq.now, rq.site(SymUclampRQDec), p.uclampVal[0], p.uclampVal[1])
-	rq.spend(SymUclampRQDec, rq.m.Cost(hwmodel.OpUclamp))
+	rq.costAs(SymUclampRQDec, hwmodel.OpUclamp)
 	p.uclampActive = false
 }
