@@ -303,6 +303,13 @@ func (s *Space) Pending() int {
 // not run on (the engine holds it until the replay catches up).
 func (s *Space) Behind(cpu int) bool { return s.rp != nil && s.rp.Behind(cpu) }
 
+// Stalled reports whether CPU cpu is stalled at the end of the last weave:
+// an access of its own waits at its line (a busy line or a held lock).
+// Behind without Stalled means only that the CPU logged accesses past the
+// weave's end: its clock ran ahead of the barrier, and it has not yet got
+// there.
+func (s *Space) Stalled(cpu int) bool { return s.rp != nil && s.rp.Stalled(cpu) }
+
 // Owes reports whether a later weave may still charge CPU cpu
 // (hwmodel.Replayer.Owes): accesses not yet issued, one waiting at a
 // busy line, or independent loads in flight. Unlike Behind, the CPU may

@@ -1,6 +1,10 @@
 package emu
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
 
 // TestWakeupOnCPU: core.c try_to_wake_up() (v6.6) queues a wakee that is
 // still on_cpu (its CPU is still inside the __schedule() that put it to
@@ -104,4 +108,58 @@ func idleAfterSwitchingOut(t *testing.T, s *Sim, cpu int, p *Task) *RQ {
 		t.Fatalf("CPU %d: curr %v, switched out %v; want idle after switching out %v", cpu, rq.curr, rq.switchedOut, p)
 	}
 	return rq
+}
+
+// TestOnCPUAfterRunningAhead: a CPU whose clock ran past the barrier (the
+// kernel work of its last event overran the epoch) has logged the
+// accesses of its switch-out after the barrier, so the weave is behind on
+// it, but none of them waits at a line: it is not stalled, only ahead.
+// finish_task_switch() (core.c, v5.15 and v6.6: finish_task() ->
+// smp_store_release(&prev->on_cpu, 0)) clears the sleeper's on_cpu at the
+// end of its switch, on that CPU's own clock, and idle_cpu() holds from
+// there. A ping-pong across two CPUs of one LLC (perf bench sched pipe's
+// shape) wakes each task microseconds after its CPU went idle: not one of
+// those wakeups may find it still on_cpu (WF_ON_CPU onto its wake list);
+// under v5.15 they are direct (ttwu_queue_cond() inside the LLC), under
+// v6.6 onto the idle CPU's wake list (TTWU_QUEUE_IDLE). Before, such a CPU
+// was published as switching out until the weave caught up (math.MaxInt64)
+// and every wakeup of the pipe took the WF_ON_CPU path.
+func TestOnCPUAfterRunningAhead(t *testing.T) {
+	for _, tc := range []struct {
+		feat             string
+		direct, wakelist bool
+	}{
+		{"v5.15-cfs", true, false},
+		{"v6.6-eevdf", false, true},
+	} {
+		s := newSim(t, "xeon-e5-2x10", tc.feat)
+		a, b := NewSem("a", 0), NewSem("b", 0)
+		// write() and read() of a pipe and nothing else: the syscalls'
+		// kernel work makes the events overrun the 1.25 us epochs. (On
+		// 0f7457c, 1108 of 1247 wakeups under v5.15 took WF_ON_CPU.)
+		write := func(s *Sem) Action { return Signal(s).With(hwmodel.OpSyscall, hwmodel.OpPipeWrite) }
+		read := func(s *Sem) Action { return Wait(s).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpPipeRead) }
+		spawn(t, s, TaskSpec{Comm: "ping", CPU: 7, Sems: []*Sem{a}, Prog: Loop(write(b), read(a))})
+		spawn(t, s, TaskSpec{Comm: "pong", CPU: 8, Sems: []*Sem{b}, Prog: Loop(read(b), write(a))})
+		s.Run(5 * ms)
+		var st RQStats
+		for _, c := range []int{7, 8} {
+			r := s.RQ(c).Stats
+			st.TTWUCount += r.TTWUCount
+			st.OnCPUWakeups += r.OnCPUWakeups
+			st.DirectWakeups += r.DirectWakeups
+			st.WakelistWakeups += r.WakelistWakeups
+		}
+		if st.TTWUCount < 200 {
+			t.Fatalf("%s: the ping-pong made %d wakeups", tc.feat, st.TTWUCount)
+		}
+		t.Logf("%s: %d wakeups: %d on_cpu, %d direct, %d wake list", tc.feat, st.TTWUCount, st.OnCPUWakeups, st.DirectWakeups, st.WakelistWakeups)
+		if st.OnCPUWakeups != 0 {
+			t.Errorf("%s: %d of %d wakeups found the sleeper still on_cpu, microseconds after its CPU went idle", tc.feat, st.OnCPUWakeups, st.TTWUCount)
+		}
+		if tc.direct && st.DirectWakeups != st.TTWUCount || tc.wakelist && st.WakelistWakeups != st.TTWUCount {
+			t.Errorf("%s: %d wakeups, %d direct, %d through the wake list; want all %s", tc.feat, st.TTWUCount, st.DirectWakeups, st.WakelistWakeups,
+				map[bool]string{true: "direct", false: "through the wake list"}[tc.direct])
+		}
+	}
 }

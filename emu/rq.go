@@ -198,10 +198,15 @@ type rqAccount struct {
 	debt      int64
 	debtSites []symCharge
 	// weaveBehind: the weave has accesses of this CPU it has not yet
-	// issued (they queue behind one waiting on a busy line), so the CPU
-	// has not physically reached its own clock: it handles no event until
-	// the weave catches up. Written only at the barrier.
-	weaveBehind bool
+	// issued (they queue behind one waiting on a busy line, or lie past
+	// the barrier: the CPU's clock ran ahead of it), so the CPU has not
+	// physically reached its own clock: it handles no event until the
+	// weave catches up. weaveStalled: one of its accesses waits at its
+	// line (contention.Space.Stalled), which keeps the CPU where it is
+	// for as long as the line takes; without it a CPU behind is only
+	// ahead, and is physically where its clock says once it gets there.
+	// Written only at the barrier.
+	weaveBehind, weaveStalled bool
 
 	// profile is ns per Symbol; Stats the CPU's counters (schedstat,
 	// IPIs, wakeups). Written by the CPU; barrier: work done there on

@@ -488,8 +488,10 @@ func (s *Sim) barrier() {
 	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
 	for _, i := range s.visit {
 		rq := s.cpus[i]
-		if behind := s.space.Behind(rq.cpu); behind != rq.weaveBehind {
-			rq.weaveBehind = behind
+		behind := s.space.Behind(rq.cpu)
+		stalled := behind && s.space.Stalled(rq.cpu)
+		if behind != rq.weaveBehind || stalled != rq.weaveStalled {
+			rq.weaveBehind, rq.weaveStalled = behind, stalled
 			rq.republish = true // cpuSnap.idleAt moves
 		}
 		if s.space.Owes(rq.cpu) { // Behind implies Owes

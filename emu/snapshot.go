@@ -21,8 +21,10 @@ type cpuSnap struct {
 	runnable   uint64 // cfs.avg.runnable_avg
 	// idleAt, when idle, is when the CPU physically reached the idle
 	// task: its own clock when it went idle, later by the weave's stall
-	// it has not yet paid (math.MaxInt64 while the weave is behind on
-	// it). Until then it is still inside the __schedule() that switched
+	// it has not yet paid (math.MaxInt64 while an access of it still
+	// waits at its line, weaveStalled; a CPU whose clock only ran past
+	// the barrier gets there at its clock). Until then it is still
+	// inside the __schedule() that switched
 	// its last task out, rq->curr is that task, and idle_cpu() (core.c,
 	// v5.15 and v6.6: "if (rq->curr != rq->idle) return 0") is false
 	// for a reader: see at.
@@ -169,7 +171,7 @@ func (rq *RQ) exactSnap() cpuSnap {
 // idleAt is cpuSnap.idleAt of this CPU, were it idle: publish sets it
 // (the CPU itself, and the barrier, read exactSnap without it).
 func (rq *RQ) idleAt() int64 {
-	if rq.weaveBehind {
+	if rq.weaveStalled {
 		return math.MaxInt64
 	}
 	return rq.now + rq.debt
@@ -212,8 +214,8 @@ func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
 // the weave's stall of that __schedule() (the dequeue's tg->load_avg
 // accesses, the newidle balance's reads) is not yet paid, and until it is
 // the CPU is physically still inside the switch. Until is when it leaves
-// it: the idle start the stall postpones (math.MaxInt64 while the weave
-// has not yet served the CPU's access).
+// it: the idle start the stall postpones (math.MaxInt64 while an access
+// of the CPU still waits at its line, weaveStalled).
 type onCPUSnap struct {
 	task  *Task
 	until int64
@@ -225,8 +227,11 @@ func (rq *RQ) onCPUView() onCPUSnap {
 	switch {
 	case rq.switchedOut == nil || rq.mode != modeIdle || rq.debt == 0 && !rq.weaveBehind:
 		return onCPUSnap{}
-	case rq.weaveBehind:
+	case rq.weaveStalled:
 		return onCPUSnap{task: rq.switchedOut, until: math.MaxInt64}
 	}
+	// Its clock (past the barrier, when the weave is only behind because
+	// the CPU ran ahead) is where finish_task_switch() clears
+	// prev->on_cpu, later by the stall not yet paid.
 	return onCPUSnap{task: rq.switchedOut, until: rq.now + rq.debt}
 }

@@ -478,6 +478,12 @@ func (rp *Replayer) Behind(c int) bool {
 	return cpu.next < len(cpu.reqs)
 }
 
+// Stalled reports whether CPU c is stalled at the end of the last call: a
+// request of its own (or the independent read it blocked on) waits at
+// its line. A CPU that is only Behind because its next requests lie past
+// the call's end is not stalled: it has not got there yet.
+func (rp *Replayer) Stalled(c int) bool { return c < len(rp.cpus) && rp.cpus[c].waiting }
+
 // Owes reports whether a later call may still charge CPU c: it has
 // requests not yet issued (Behind), a request waiting at its line, or
 // independent reads in flight, whose wait is charged when the CPU blocks
