@@ -11,11 +11,28 @@ type Entry struct {
 	T    int64      // virtual ns at which the CPU issued the access
 	Line LineID     // the line
 	Op   hwmodel.Op // Read, Write, RMW, Lock or Unlock
-	// Indep: an independent load (hwmodel.Req.Indep), recorded while
-	// the Log was in independent mode.
-	Indep bool
+	// Flags: EntryIndep, an independent load (hwmodel.Req.Indep),
+	// recorded while the Log was in independent mode; EntryNotify, the
+	// weave reports when the replay finished serving it
+	// (WeaveResult.Notices), set by MarkNotify. (One byte: an Entry is
+	// 16 bytes.)
+	Flags EntryFlags
 	Site  Site // the calling site charged for its stall
 }
+
+// EntryFlags are an Entry's flags.
+type EntryFlags uint8
+
+const (
+	EntryIndep EntryFlags = 1 << iota
+	EntryNotify
+)
+
+// Indep reports whether e is an independent load.
+func (e Entry) Indep() bool { return e.Flags&EntryIndep != 0 }
+
+// Notify reports whether the weave reports e's completion.
+func (e Entry) Notify() bool { return e.Flags&EntryNotify != 0 }
 
 // Log is one modeled CPU's record of its accesses to shared lines during
 // an epoch, in issue order. Every object operation appends to the calling
@@ -72,15 +89,21 @@ func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
 			l.cpu, line, op, site, now, l.last))
 	}
 	l.last = now
-	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Indep: l.indep && op == hwmodel.Read, Site: site})
+	var f EntryFlags
+	if l.indep && op == hwmodel.Read {
+		f = EntryIndep
+	}
+	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Flags: f, Site: site})
 }
 
 // Append records entry e again at time t (its line, op, site and
 // independence, whatever the Log's mode): for accesses first logged on a
-// scratch Log. It panics as Record does.
+// scratch Log, which are never marked (MarkNotify's callers do not mark
+// scratch entries: a notice names the Log's CPU). It panics as Record
+// does.
 func (l *Log) Append(t int64, e Entry) {
 	was := l.indep
-	l.indep = e.Indep
+	l.indep = e.Indep()
 	l.Record(t, e.Line, e.Op, e.Site)
 	l.indep = was
 }
@@ -95,6 +118,16 @@ func (l *Log) SetIndependent(on bool) bool {
 	was := l.indep
 	l.indep = on
 	return was
+}
+
+// MarkNotify asks the weave for the completion time of the last entry
+// recorded (WeaveResult.Notices): the end of a critical section whose
+// effect another CPU must not see before it. It panics on an empty Log.
+func (l *Log) MarkNotify() {
+	if len(l.entries) == 0 {
+		panic(fmt.Sprintf("contention: Log of CPU %d: MarkNotify with no entry", l.cpu))
+	}
+	l.entries[len(l.entries)-1].Flags |= EntryNotify
 }
 
 // Len is the number of entries since the last Reset.

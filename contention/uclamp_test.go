@@ -154,20 +154,20 @@ func TestUclampLinesTouched(t *testing.T) {
 	a, b := u.Lines()[0], u.Lines()[1]
 	l := NewLog(0)
 	u.IncTask(l, 0, NoSite, 0, SchedCapacityScale)
-	want := []Entry{{0, a, hwmodel.Write, false, NoSite}, {0, b, hwmodel.Write, false, NoSite}}
+	want := []Entry{{T: 0, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 0, Line: b, Op: hwmodel.Write, Site: NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("IncTask logged %+v, want %+v", got, want)
 	}
 	l.Reset()
 	u.DecTask(l, 1, NoSite, 0, SchedCapacityScale)
-	want = []Entry{{1, a, hwmodel.Write, false, NoSite}, {1, b, hwmodel.Write, false, NoSite}}
+	want = []Entry{{T: 1, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 1, Line: b, Op: hwmodel.Write, Site: NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("DecTask logged %+v, want %+v", got, want)
 	}
 	l.Reset()
 	// Per id: MIN's bucket 0 is on A, and the idle-flag test reads B.
 	u.Inc(l, 2, NoSite, UclampMin, 0)
-	want = []Entry{{2, a, hwmodel.Write, false, NoSite}, {2, b, hwmodel.Read, false, NoSite}}
+	want = []Entry{{T: 2, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 2, Line: b, Op: hwmodel.Read, Site: NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Inc(MIN, 0) logged %+v, want %+v", got, want)
 	}

@@ -31,6 +31,16 @@ type WeaveResult struct {
 	Accesses int
 	// TotalNS is the sum of ExactNS.
 	TotalNS float64
+	// Notices are the completions of the entries marked MarkNotify that
+	// this weave served, in the order served: CPU and virtual ns (rounded
+	// up).
+	Notices []Notice
+}
+
+// Notice is the completion of a MarkNotify entry of CPU's log, at T (ns).
+type Notice struct {
+	CPU int
+	T   int64
 }
 
 // A WeaveResult's slices belong to the Space and are reused by the next
@@ -165,6 +175,7 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 	s.stallCPUs = s.stallCPUs[:0]
 	res.Sites = res.Sites[:0]
 	res.Accesses, res.TotalNS = total, 0
+	res.Notices = res.Notices[:0]
 	if total > 0 || s.rp != nil && s.rp.Pending() > 0 {
 		s.weave(res, logs, until)
 	}
@@ -198,6 +209,9 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 		s.rp.KeepTotals()
 	}
 	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
+	for _, n := range rr.Notices {
+		res.Notices = append(res.Notices, Notice{CPU: int(n.CPU), T: (n.PS + 999) / 1000})
+	}
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}
@@ -268,7 +282,7 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 			t++ // whole ns, rounded up: never before the previous access retired
 		}
 		ready = t*1000 + uncPS[e.Op]
-		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep})
+		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep(), Notify: e.Notify()})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {

@@ -168,6 +168,9 @@ func (rq *RQ) ownEnqueues(c int, snap cpuSnap) (cpuSnap, bool) {
 // holdsEnqueueFrom reports whether this CPU has yet to apply a direct
 // remote enqueue (msgEnqueue) that CPU from did at or before time t.
 func (rq *RQ) holdsEnqueueFrom(from int, t int64) bool {
+	if rq.sim.holdsDirectFrom(from, rq, t) {
+		return true
+	}
 	for i := range rq.events.h {
 		e := &rq.events.h[i]
 		if e.kind == evMsg && e.msg.kind == msgEnqueue && e.msg.from == from && e.t <= t {

@@ -50,6 +50,11 @@ type remoteOp struct {
 	// lock and logged ttwu_do_activate()'s accesses to the target's
 	// lines in its own epoch (ttwu.go: tryToWakeUp).
 	locked bool
+	// notified: the waker marked the wakeup's last access (its
+	// rq_unlock() of the target, or the llist_add() onto its wake list:
+	// contention.Log.MarkNotify), and the target gets the wakeup when the
+	// weave has served it (ttwudirect.go: deferredWake).
+	notified bool
 }
 
 // post queues a cross-CPU change for the barrier.

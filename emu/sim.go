@@ -81,6 +81,9 @@ type Sim struct {
 	newidleLo    contention.Site
 
 	uclampUsed bool
+	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
+	// their marked last access (deferredWake). Barrier only.
+	wakeQ [][]deferredWake
 
 	now   int64 // the time every CPU has reached (after Run)
 	epoch int64
@@ -485,6 +488,9 @@ func (s *Sim) barrier() {
 	}
 	s.logsBuf = logs
 	res := s.space.WeaveUntil(logs, s.epochEnd)
+	for _, n := range res.Notices {
+		s.deliverWake(n.CPU, n.T)
+	}
 	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
 	for _, i := range s.visit {
 		rq := s.cpus[i]

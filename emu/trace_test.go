@@ -54,7 +54,7 @@ func TestFtraceFormat(t *testing.T) {
 		"waker-1001    [002] d..3.     0.001121: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=001",
 		"hog2-1003    [000] d.h2.     0.000303: sched_waking: comm=waker pid=1001 prio=120 target_cpu=002",
 		// the wake-list drain in the polling idle loop, need-resched set
-		"<idle>-0       [002] dN.2.     0.000309: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
+		"<idle>-0       [002] dN.2.     0.000310: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("trace lacks %q", want)

@@ -119,6 +119,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	}
 	if remote {
 		rq.ttwuDirectUnlock(target)
+		op.notified = rq.markWakeupNotify()
 	}
 	rq.traceTTWUDirect(tr, p, cpu)
 	rq.post(op)
@@ -130,6 +131,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 // call_single_queue; the barrier hands the wakee over (op).
 func (rq *RQ) ttwuQueueWakelist(p *Task, cpu int, op remoteOp) {
 	rq.sim.cpus[cpu].wake.Push(rq.log, rq.now, rq.site(SymTTWUQueueWakelist), &contention.WakeEntry{Task: p})
+	op.notified = rq.markWakeupNotify()
 	rq.accessCost(SymTTWUQueueWakelist, hwmodel.RMW)
 	rq.wokeTo = append(rq.wokeTo, cpu)
 	op.wakelist = true
@@ -263,6 +265,9 @@ func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
 	if !asleepOn(p.state, p.waitingOn, op.sem) {
 		p.leavePending(op.sem, op.stamp)
+		if op.notified {
+			s.queueWake(op.from, deferredWake{dropped: true})
+		}
 		return
 	}
 	// The wakee's CPU (its sleep timer, its queue if it moves) and the
@@ -285,17 +290,33 @@ func (s *Sim) claimWake(op *remoteOp) {
 	dst.markDirty(p)
 	dst.republish = true
 	if op.wakelist {
+		if op.notified {
+			s.queueWake(op.from, deferredWake{dst: dst, wl: true, task: p, flags: op.flags, ev: event{t: op.t}})
+			return
+		}
 		s.wakelistAdd(dst, waker, p, op.t, op.flags)
 		return
 	}
-	if op.t < dst.lastEvent {
+	ev := event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}}
+	if op.notified {
+		// The enqueue is visible when the waker's rq_unlock() is done,
+		// stall included: the weave says when (deliverWake).
+		s.queueWake(op.from, deferredWake{dst: dst, ev: ev})
+		return
+	}
+	s.pushEnqueue(dst, ev)
+}
+
+// pushEnqueue hands a direct remote enqueue to its target, at its time.
+func (s *Sim) pushEnqueue(dst *RQ, ev event) {
+	if ev.t < dst.lastEvent {
 		// The target handled an event (a scheduling point) after the
 		// enqueue's time without seeing the wakee: the message is late
 		// by up to an epoch (DESIGN.md "Virtual time").
 		s.LateMsgs++
-		s.LateNS += dst.lastEvent - op.t
+		s.LateNS += dst.lastEvent - ev.t
 	}
-	dst.events.push(event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}})
+	dst.events.push(ev)
 }
 
 // applySignal handles a signal to a task the signaller saw not waiting on
@@ -352,7 +373,7 @@ type wlEntry struct {
 // ttwuRemoteEnqueue applies a direct remote wakeup (msgEnqueue) on the
 // target: the waker took our rq lock and did ttwu_do_activate() under
 // it, and paid for it (tryToWakeUp); we only apply the state change, at
-// the time the waker finished.
+// the time its rq_unlock() completed (deferredWake).
 func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 	p := m.task
 	if p.state != TaskWaking || p.cpu != rq.cpu {

@@ -21,6 +21,16 @@ type Req struct {
 	// next requests, up to Lat.MLP outstanding and Lat.Window ns of its
 	// own timeline (memory-level parallelism; see Advance).
 	Indep bool
+	// Notify asks for the time the request completes: the call that
+	// serves it lists it in ReplayResult.Notices.
+	Notify bool
+}
+
+// Notice is the completion of a Notify request: CPU c's request finished
+// (its line or lock served it and the transfer arrived) at PS, in ps.
+type Notice struct {
+	CPU int32
+	PS  int64
 }
 
 // Served is one request a replay finished serving, with its stall.
@@ -73,6 +83,9 @@ type ReplayResult struct {
 	// CPUs lists the CPUs with entries in Served (the only non-zero
 	// entries of Served and CPUStall), in CPU order.
 	CPUs []int32
+	// Notices lists the Notify requests this call served, in the order
+	// it served them.
+	Notices []Notice
 }
 
 // Replay runs the CPUs' access streams against the lines through the
@@ -374,6 +387,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*Line, streams [][]Req, cpus []int, unti
 		rp.dirty[wi] = 0
 	}
 	res.CPUs = res.CPUs[:0]
+	res.Notices = res.Notices[:0]
 	for k, c := range cpus {
 		s := streams[c]
 		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
@@ -388,7 +402,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*Line, streams [][]Req, cpus []int, unti
 				panic(fmt.Sprintf("hwmodel: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
 			}
 			rp.npend++
-			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == Read, tag: q.Tag})
+			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == Read, notify: q.Notify, tag: q.Tag})
 		}
 		if !cpu.waiting {
 			rp.resume(c, 0)
@@ -538,12 +552,13 @@ func (a event) less(b event) bool { return a.t < b.t || a.t == b.t && a.key < b.
 
 // pend is a request not yet served.
 type pend struct {
-	t     int64 // ps: logged time on the caller's timeline
-	base  int64 // the CPU's shift when the caller logged it
-	line  int32
-	op    Op
-	indep bool
-	tag   int32
+	t      int64 // ps: logged time on the caller's timeline
+	base   int64 // the CPU's shift when the caller logged it
+	line   int32
+	op     Op
+	indep  bool
+	notify bool
+	tag    int32
 }
 
 // outRead is an Indep read the CPU has issued and not yet retired.
@@ -606,6 +621,7 @@ type waiter struct {
 	rate   uint32
 	arrive int64
 	op     Op
+	notify bool
 	tag    int32
 	out    int64 // the outRead id of an Indep read, or -1
 }
@@ -716,12 +732,15 @@ func (rp *Replayer) act(c int, now int64) {
 			st.Ops[Read]++
 			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)
+			if p.notify {
+				rp.res.Notices = append(rp.res.Notices, Notice{CPU: int32(c), PS: now})
+			}
 			continue
 		}
 		if p.op == Lock && l.holder != -1 {
 			st.LockWaits++
 		}
-		wt := waiter{cpu: int32(c), rate: rp.rate[rp.homeRemote(c, int(l.home))], arrive: now, op: p.op, tag: p.tag, out: -1}
+		wt := waiter{cpu: int32(c), rate: rp.rate[rp.homeRemote(c, int(l.home))], arrive: now, op: p.op, notify: p.notify, tag: p.tag, out: -1}
 		if p.indep {
 			cpu.outSeq++
 			wt.out = cpu.outSeq
@@ -952,6 +971,9 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 		l.holder = -1
 	}
 	finish := now + costPS
+	if w.notify {
+		rp.res.Notices = append(rp.res.Notices, Notice{CPU: w.cpu, PS: finish})
+	}
 	switch {
 	case w.out < 0:
 		// The CPU's blocking request: the whole wait and the transfer

@@ -629,3 +629,28 @@ func TestReplayLogged(t *testing.T) {
 		t.Fatal("no call ended with requests pending: the test checks only served ones")
 	}
 }
+
+// TestReplayNotices: a Notify request is reported with its completion
+// time by the call that serves it, also when it waits across calls: CPU
+// 1 holds the lock until 500 ns; CPU 0's Lock waits for it, and its marked
+// Unlock completes after that, in the second call.
+func TestReplayNotices(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	lines := []*Line{m.NewLine(0)}
+	rp := m.NewReplayer()
+	streams := [][]Req{
+		{{T: 100, Line: 0, Op: Lock}, {T: 110, Line: 0, Op: Unlock, Notify: true}},
+		{{T: 0, Line: 0, Op: Lock}, {T: 500, Line: 0, Op: Unlock}},
+	}
+	res := rp.Advance(lines, streams, 300)
+	if len(res.Notices) != 0 {
+		t.Fatalf("notices before the lock is free: %+v", res.Notices)
+	}
+	res = rp.Advance(lines, [][]Req{nil, nil}, 2000)
+	if len(res.Notices) != 1 || res.Notices[0].CPU != 0 {
+		t.Fatalf("notices %+v, want one of CPU 0", res.Notices)
+	}
+	if ps := res.Notices[0].PS; ps < 500_000+10_000 {
+		t.Errorf("CPU 0's Unlock completed at %d ps, before CPU 1's release at 500 ns plus its own 10 ns", ps)
+	}
+}

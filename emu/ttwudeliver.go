@@ -1,0 +1,102 @@
+package emu
+
+import "fmt"
+
+// When a wakeup reaches its target. A CPU logs its accesses in its epoch
+// and the weave prices them at the barrier, so a post carries the CPU's
+// clock without the stall its accesses before the post will cost. A
+// wakeup's effect is visible to the target only once the waker's store
+// that publishes it completes: the rq_unlock() of a direct wakeup (core.c,
+// v5.15 and v6.6: ttwu_queue() -> rq_lock(); ttwu_do_activate();
+// rq_unlock(), the enqueue seen with the lock's release), the llist_add()
+// of a wake-list one (__ttwu_queue_wakelist()). The waker marks that
+// access (markWakeupNotify), the barrier queues the claimed wakeup
+// (queueWake) and hands it to the target when the weave reports the
+// access served (deliverWake), at its physical completion.
+
+// markWakeupNotify asks the weave when the wakeup's last access, just
+// logged, completes (contention.Log.MarkNotify): the rq_unlock() of a
+// direct wakeup, the llist_add() onto the target's wake list. The target
+// gets the wakeup then (deferredWake), after the waker's stalls in its
+// epoch up to that store (its path's misses, and inside the lock the
+// target's lines'), not at the waker's uncontended clock: core.c (v5.15,
+// v6.6) makes the enqueue visible with rq_unlock()'s release, and the
+// wake-list entry with llist_add()'s cmpxchg. Only for a wakeup in the
+// CPU's own epoch, logged in its own Log: work another CPU or the barrier
+// does on its behalf keeps the wakeup at its logged time. Simplified: the
+// CPU's other posts (signals, affinity changes, pulls) still carry its
+// clock without its unpriced stall.
+func (rq *RQ) markWakeupNotify() bool {
+	if rq.pay.paidBy != nil || rq.pay.barrier || rq.scratch != nil && rq.log == rq.scratch {
+		return false
+	}
+	rq.log.MarkNotify()
+	return true
+}
+
+// deferredWake is a wakeup claimed at a barrier (claimWake) whose marked
+// last access (markWakeupNotify) the weave may not have served yet: the
+// target gets it when that access completes (deliverWake), at the waker's
+// time plus its stall up to there: a direct enqueue (msgEnqueue) after
+// the waker's misses under the target's lock (the lock's handover, the
+// target's rq->curr, rq->uclamp and rq->cfs.avg lines), a wake-list
+// wakeup (wl) added to the target's batch when its llist_add() is done.
+// dropped: the claim found the wakee awake (a placeholder, so that the
+// waker's notices and its claims stay paired in order).
+type deferredWake struct {
+	dst     *RQ
+	ev      event
+	dropped bool
+	// wl: a wake-list wakeup of task with flags, added to dst's batch
+	// (wakelistAdd) at the llist_add()'s completion.
+	wl    bool
+	task  *Task
+	flags int
+}
+
+// queueWake appends a claimed wakeup of waker's to its queue:
+// its notices come in the order its wakeups were logged and claimed
+// (claims at a barrier go in (time, CPU, sequence) order, and a wakeup is
+// claimed at the barrier closing its epoch, before that barrier's weave).
+func (s *Sim) queueWake(waker int, d deferredWake) {
+	if s.wakeQ == nil {
+		s.wakeQ = make([][]deferredWake, len(s.cpus))
+	}
+	s.wakeQ[waker] = append(s.wakeQ[waker], d)
+}
+
+// deliverWake hands the oldest claimed wakeup of waker's to its target
+// once the weave has served its marked access, completed at t.
+func (s *Sim) deliverWake(waker int, t int64) {
+	if s.wakeQ == nil || len(s.wakeQ[waker]) == 0 {
+		panic(fmt.Sprintf("emu: CPU %d: the weave served a marked wakeup access at %d ns with no wakeup claimed", waker, t))
+	}
+	q := s.wakeQ[waker]
+	d := q[0]
+	q[0] = deferredWake{}
+	s.wakeQ[waker] = q[1:]
+	if d.dropped {
+		return
+	}
+	d.ev.t = max(d.ev.t, t)
+	s.touch(d.dst)
+	if d.wl {
+		s.wakelistAdd(d.dst, s.cpus[waker], d.task, d.ev.t, d.flags)
+		return
+	}
+	s.pushEnqueue(d.dst, d.ev)
+}
+
+// holdsDirectFrom reports whether a direct wakeup by waker onto dst at or
+// before t is claimed and still waits for its rq_unlock() (holdsEnqueueFrom).
+func (s *Sim) holdsDirectFrom(waker int, dst *RQ, t int64) bool {
+	if s.wakeQ == nil {
+		return false
+	}
+	for _, d := range s.wakeQ[waker] {
+		if !d.dropped && !d.wl && d.dst == dst && d.ev.t <= t {
+			return true
+		}
+	}
+	return false
+}
