@@ -207,9 +207,16 @@ var studies = []*Study{
 	},
 	{
 		Name: "uclamp-pipe", Set: "calibration",
-		Doc:       "perf bench sched pipe (xeon-e5-2x10 and host) and netperf UDP_STREAM 64..16384 B, UCLAMP static key off vs on",
+		Doc:       "perf bench sched pipe (xeon-e5-2x10 and host) and netperf UDP_STREAM 64..16384 B, UCLAMP static key off vs on, v5.15-cfs",
 		Published: "on costs ≈2-3% throughput (mostly local cache footprint: two extra rq lines per enqueue/dequeue, not bouncing)",
-		Settings:  []Setting{{"UCLAMP off", "v6.6-eevdf"}, {"UCLAMP on", "v6.6-eevdf,+UCLAMP"}},
+		// The publication's kernels (v5.7-v5.9, around the static key's
+		// 46609ce22703) and v5.15-cfs wake a task inside the LLC directly:
+		// the waker enqueues it under the target's lock, uclamp_rq_inc()
+		// included, on the wakeup's critical path. From v6.0
+		// (TTWU_QUEUE_IDLE) a wakeup onto an idle CPU goes through its wake
+		// list and the target does its own, local increment: v6.6-eevdf
+		// shows about a quarter of the cost on these rows.
+		Settings: []Setting{{"UCLAMP off", "v5.15-cfs"}, {"UCLAMP on", "v5.15-cfs,+UCLAMP"}},
 		Rows: []Row{
 			{Label: "pipe", Topo: "xeon-e5-2x10", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
 			{Label: "pipe@host", Topo: "host", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
