@@ -90,6 +90,12 @@ func init() {
 		}
 	}
 	uclampFlagsLine = line(unsafe.Offsetof(u.flags))
+	// LogIncTask relies on it: every MIN bucket on line A, the flags on B.
+	for b := range UclampBuckets {
+		if uclampBucketLine[UclampMin][b] != 0 || uclampFlagsLine != 1 {
+			panic("contention: uclamp layout: the MIN buckets must be on line A and the flags on line B")
+		}
+	}
 }
 
 // UclampRQ is a runqueue's utilization-clamp accounting, rq->uclamp[] and
@@ -213,9 +219,6 @@ func (u *UclampRQ) IncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 func (u *UclampRQ) LogIncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
-	if uclampBucketLine[UclampMin][BucketID(minV)] != 0 || uclampFlagsLine != 1 {
-		panic("contention: uclamp layout: the MIN buckets are on line A and the flags on line B")
-	}
 	l.Record(now, u.lines[0], hwmodel.Write, site)
 	l.Record(now, u.lines[1], hwmodel.Write, site)
 }

@@ -53,7 +53,7 @@ type remoteOp struct {
 	// notified: the waker marked the wakeup's last access (its
 	// rq_unlock() of the target, or the llist_add() onto its wake list:
 	// contention.Log.MarkNotify), and the target gets the wakeup when the
-	// weave has served it (ttwudirect.go: deferredWake).
+	// weave has served it (ttwudeliver.go: deferredWake).
 	notified bool
 }
 
