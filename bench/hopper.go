@@ -25,11 +25,25 @@ import (
 // RFC's PLACE_MIGRATE placed a migrated task at the front or back of the
 // destination, and EEVDF carries a clamped lag instead
 // (kernel-mechanisms.md section 9). What the thread does not say is which
-// path built an offset worth seconds: a queued hop (what this test does)
+// path built an offset worth seconds. A queued hop (what this test does)
 // carries v - min_vruntime as put_prev_entity()'s update_curr() leaves
-// it, no more than a burst plus a wakeup granularity, so the waits after a
-// hop stay at tens of ms here under v5.15 too; the long waits this test
-// shows are the first ones, below.
+// it, no more than the run before it, so the hoppers circulate in a band
+// one run wide above each queue's min_vruntime. What makes an offset
+// expensive is how slowly min_vruntime then moves: it advances only by
+// the fair tasks' own runs, a run's worth per queue length per departure
+// at best, and not with the stopper's share of the CPU (emu's
+// affinity.go: the stopper's two switches and the move are charged to
+// no fair task). A task X right of the band waits about X x the queue
+// length x (hop cycle / run), so the time grows without bound as the
+// hop path's uncharged work outweighs the runs: a tight hop loop. Here
+// the long waits are the first ones (below); the hoppers' bursts are all
+// exactly -b, so after its first run no task falls behind the band. On a
+// real v6.1 kernel (same CFS protocol; 2 vCPUs under qemu, 50 threads
+// per CPU) runs vary (interrupt time is charged to the running task
+// without CONFIG_IRQ_TIME_ACCOUNTING, and more so in an emulated guest)
+// and the waits after a hop reach hundreds of ms; v6.12's EEVDF cuts
+// them about 3x and the first waits 5 to 30x (the stop's note has the
+// figures).
 //
 // The test itself was not published; this is its description: -n threads
 // per CPU (default 50), each running -b usec bursts and hopping, -mode
@@ -62,13 +76,13 @@ import (
 // TestHopperForkDebitStarvation has the mechanism alone). With
 // +PLACE_MIGRATE or EEVDF the same first waits are a few ms.
 //
-// Simplified: the engine parks a task that calls sched_setaffinity() on
-// itself and moves it at the next barrier, where the kernel preempts it
-// with the stopper at once; the move is a queued one (move_queued_task():
-// a dequeue and an enqueue without SLEEP/WAKEUP flags), so the CFS
-// relative-vruntime protocol and PLACE_MIGRATE act on it as on a load
-// balancing migration. It still counts as a wakeup in the counters. The
-// syscall is one OpSyscall. perf's TOTAL line covers the tasks listed;
+// The move is the kernel's (emu's affinity.go): the stopper preempts the
+// task and moves it with move_queued_task(), a dequeue and an enqueue
+// without SLEEP/WAKEUP flags, so the CFS relative-vruntime protocol and
+// PLACE_MIGRATE act on it as on a load balancing migration; the old
+// CPU pays the stopper's switches and the new CPU's rq lock. Simplified:
+// it still counts as a wakeup in the counters; the syscall is one
+// OpSyscall. perf's TOTAL line covers the tasks listed;
 // here it covers every task, listed or not.
 type hopper struct {
 	Common

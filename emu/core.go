@@ -412,13 +412,13 @@ func (rq *RQ) schedule(block bool) {
 	rq.updateRQClock()
 	if prev != nil && block {
 		prev.setState(TaskSleeping)
-		flags := dequeueSleep
 		if prev.waitingOn == affinityWait {
-			// move_queued_task(): deactivate_task(rq, p, 0), not a
-			// sleep (the task is parked for the barrier's move).
-			flags = 0
+			// The stopper's move_queued_task(): deactivate_task(rq,
+			// p, 0), not a sleep, and the enqueue on the new CPU.
+			rq.migrationCPUStop(prev)
+		} else {
+			rq.deactivateTask(prev, dequeueSleep)
 		}
-		rq.deactivateTask(prev, flags)
 	}
 	next := rq.pickNextTask(prev)
 	rq.needResched = false

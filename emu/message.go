@@ -154,32 +154,6 @@ func (s *Sim) kickILB(op *remoteOp) {
 	}
 }
 
-// affinityWait is what a task changing its own affinity waits on until the
-// barrier moves it.
-var affinityWait = &Sem{Name: "sched_setaffinity"}
-
-// applyAffinity is __set_cpus_allowed_ptr() for a task that called
-// sched_setaffinity() on itself: the mask changes, and the task, parked
-// since its call, resumes on its CPU if still allowed, else on the next
-// allowed CPU after it (migration_cpu_stop() moves it there).
-func (s *Sim) applyAffinity(op *remoteOp) {
-	p := op.task
-	p.affinity = make([]bool, len(s.cpus))
-	for _, c := range op.cpus {
-		p.affinity[c] = true
-	}
-	dst := p.cpu
-	for !p.affinity[dst] {
-		dst = (dst + 1) % len(s.cpus)
-	}
-	flags := wfAffinity
-	if dst != p.cpu {
-		flags |= wfMigrated
-	}
-	s.claimWake(&remoteOp{t: op.t, from: op.from, seq: op.seq, kind: opWake, task: p, target: dst,
-		flags: flags, recent: -1, sem: affinityWait, stamp: op.t})
-}
-
 // addDebt charges ns of time found at a barrier (the weave's stall, or
 // kernel work done on this CPU's behalf there) to this CPU's clock at its
 // next event: the one place debt is incurred (payDebt pays it).

@@ -182,8 +182,11 @@ func (rq *RQ) doAction(t *Task) {
 				panic(fmt.Sprintf("emu: task %v: SetAffinity CPU %d out of range", t, c))
 			}
 		}
-		rq.post(remoteOp{kind: opAffinity, task: t, cpus: a.CPUs})
+		// __set_cpus_allowed_ptr() on itself: affine_move_task()
+		// queues the stopper, which preempts the task and moves it
+		// (affinity.go: migrationCPUStop, run from schedule()).
 		t.waitingOn = affinityWait
+		rq.affinityCPUs = a.CPUs
 		rq.schedule(true)
 	case ActYield:
 		rq.Stats.YldCount++

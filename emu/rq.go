@@ -130,6 +130,10 @@ type rqKernel struct {
 	// although the snapshot shows it only after the barrier. Owned by
 	// CPU i; barrier: emptied once the wakeups are delivered.
 	wokeTo []int
+	// affinityCPUs is the mask curr passed to sched_setaffinity() on
+	// itself, for the stopper's move in the schedule() it calls
+	// (affinity.go). Owned by this CPU.
+	affinityCPUs []int
 	// enqueuedTo lists the wakeups this CPU enqueued on another CPU's
 	// runqueue by the direct path (ttwu_queue() under the target's rq
 	// lock) that the published snapshots may not show yet: in the kernel

@@ -32,9 +32,9 @@ import (
 
 // starveScene is what starveRun measures under one feature set.
 type starveScene struct {
-	victimWait  int64 // the victim's longest runnable wait
+	victimWait  int64 // the victim's longest stretch running at most two bursts
 	hopperWait  int64 // the hoppers' longest runnable wait after their sleep
-	minvAdvance int64 // CPU 0's min_vruntime advance over the victim's longest wait
+	minvAdvance int64 // CPU 0's min_vruntime advance over that stretch
 	credit      int64 // a hopper's v - min_vruntime on CPU 1 just after its wakeup
 }
 
@@ -70,19 +70,23 @@ func starveRun(t *testing.T, feat string, n int, b int64) starveScene {
 	var sc starveScene
 	s.OnRunDelay(func(p *Task, d int64) {
 		switch {
-		case p == victim:
-			sc.victimWait = max(sc.victimWait, d)
 		case hoppers[p] && p.Now() > sleep:
 			sc.hopperWait = max(sc.hopperWait, d)
 		}
 	})
 	// Step 100 µs at a time; keep CPU 0's min_vruntime over the
-	// victim's longest stretch without running (it is runnable through
-	// most of it, so CPU 0 is busy with hoppers meanwhile).
+	// victim's longest stretch in which it ran at most two of its bursts
+	// (it is runnable through most of it, so CPU 0 is busy with hoppers
+	// meanwhile; a moment when every hopper is on CPU 1 or on its way,
+	// moved by a stopper, lets it run a burst without ending the
+	// starvation).
 	rq0 := s.RQ(0)
-	var lastRun, longest int64
-	lastMinv := rq0.cfs.q.MinVruntime
-	ran := victim.SumExecRuntime()
+	type sample struct {
+		at, ran int64
+		minv    uint64
+	}
+	win := []sample{{0, victim.SumExecRuntime(), rq0.cfs.q.MinVruntime}}
+	var longest int64
 	for at := int64(100_000); at <= sleep+600*ms; at += 100_000 {
 		s.Run(at)
 		if sc.credit == 0 && at > sleep {
@@ -93,12 +97,16 @@ func starveRun(t *testing.T, feat string, n int, b int64) starveScene {
 				}
 			}
 		}
-		if r := victim.SumExecRuntime(); r != ran {
-			ran, lastRun, lastMinv = r, at, rq0.cfs.q.MinVruntime
-		} else if at-lastRun > longest {
-			longest, sc.minvAdvance = at-lastRun, int64(rq0.cfs.q.MinVruntime-lastMinv)
+		r := victim.SumExecRuntime()
+		win = append(win, sample{at, r, rq0.cfs.q.MinVruntime})
+		for r-win[0].ran > 2*200_000 {
+			win = win[1:]
+		}
+		if d := at - win[0].at; d > longest {
+			longest, sc.minvAdvance = d, int64(rq0.cfs.q.MinVruntime-win[0].minv)
 		}
 	}
+	sc.victimWait = longest
 	return sc
 }
 
@@ -119,7 +127,7 @@ func TestMigrateStarvationSleeperCredit(t *testing.T) {
 	for _, n := range []int{8, 16} {
 		sc := starveRun(t, "v5.15-cfs", n, b)
 		legacy[n] = sc
-		t.Logf("v5.15-cfs, %d hoppers: victim's longest wait %.3f ms (min_vruntime +%.3f ms meanwhile), hoppers' %.3f ms; a hopper at wakeup: v - min_vruntime %.3f ms",
+		t.Logf("v5.15-cfs, %d hoppers: victim starved (at most two bursts run) for %.3f ms (min_vruntime +%.3f ms meanwhile), hoppers' %.3f ms; a hopper at wakeup: v - min_vruntime %.3f ms",
 			n, float64(sc.victimWait)/1e6, float64(sc.minvAdvance)/1e6, float64(sc.hopperWait)/1e6, float64(sc.credit)/1e6)
 		if sc.credit != -thresh {
 			t.Errorf("v5.15-cfs: a hopper woke at min_vruntime %+d ns, want the sleeper threshold -%d ns", sc.credit, thresh)
@@ -138,7 +146,7 @@ func TestMigrateStarvationSleeperCredit(t *testing.T) {
 	}
 	for _, feat := range []string{"v5.15-cfs,+PLACE_MIGRATE", "v6.6-eevdf"} {
 		sc := starveRun(t, feat, 16, b)
-		t.Logf("%s, 16 hoppers: victim's longest wait %.3f ms, hoppers' %.3f ms; a hopper at wakeup: v - min_vruntime %.3f ms",
+		t.Logf("%s, 16 hoppers: victim starved for %.3f ms, hoppers' %.3f ms; a hopper at wakeup: v - min_vruntime %.3f ms",
 			feat, float64(sc.victimWait)/1e6, float64(sc.hopperWait)/1e6, float64(sc.credit)/1e6)
 		if sc.victimWait > 2*sc.hopperWait || 2*sc.victimWait > legacy[16].victimWait {
 			t.Errorf("%s: victim waited %d us, hoppers %d us (v5.15-cfs: %d us): want it not singled out",

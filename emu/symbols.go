@@ -53,6 +53,7 @@ const (
 	SymRawSpinLockIrqsave
 	SymHandleMMFault
 	SymExitMMAP
+	SymMigrationCPUStop
 	numKernelSymbols
 )
 
@@ -102,6 +103,8 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	// a process's teardown at exit (hwmodel.OpExitMMAP) is exit_mmap()'s.
 	SymHandleMMFault: "handle_mm_fault",
 	SymExitMMAP:      "exit_mmap",
+	// The stopper's half of a sched_setaffinity() move (affinity.go).
+	SymMigrationCPUStop: "migration_cpu_stop",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.

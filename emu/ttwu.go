@@ -98,7 +98,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	// the time the waker finished, without logging them again.
 	remote := cpu != rq.cpu
 	if remote {
-		rq.ttwuDirectLock(target)
+		rq.ttwuDirectLock(target, SymTryToWakeUp)
 		op.locked = true
 		rq.wokeTo = append(rq.wokeTo, cpu)
 		rq.noteEnqueue(v, cpu)
@@ -106,19 +106,10 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	// enqueue_task(): uclamp_rq_inc() before the class's enqueue, the
 	// waker's work on either path; a remote target's lines are logged
 	// here, inside its lock, a local one's at the apply.
-	rq.ttwuDirectUclampInc(target, p, remote)
-	rq.cost(hwmodel.OpEnqueue)
-	for d := p.group.depth; d >= 0; d-- {
-		rq.cost(hwmodel.OpUpdateCurr)
-		rq.cost(hwmodel.OpUpdateLoadAvg)
-		if d > 0 {
-			rq.cost(hwmodel.OpCfsGroup)
-		} else if remote {
-			rq.ttwuDirectRootAvg(target)
-		}
-	}
+	rq.ttwuDirectEnqueue(target, p, remote)
 	if remote {
-		rq.ttwuDirectUnlock(target)
+		rq.ttwuDirectUnlock(target, SymTryToWakeUp)
+		rq.Stats.DirectWakeups++
 		op.notified = rq.markWakeupNotify()
 	}
 	rq.traceTTWUDirect(tr, p, cpu)

@@ -43,15 +43,36 @@ import (
 // it costs nothing more and is not logged.
 
 // ttwuDirectLock takes target's rq lock for a direct wakeup and writes
-// its clock: rq_lock() + update_rq_clock().
-func (rq *RQ) ttwuDirectLock(target *RQ) {
-	target.lock.Lock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-	rq.accessCost(SymTryToWakeUp, hwmodel.Lock)
+// its clock: rq_lock() + update_rq_clock(). sym is the path's: a waker's
+// try_to_wake_up(), or the stopper's migration_cpu_stop() (affinity.go),
+// which takes the destination's lock the same way in move_queued_task().
+func (rq *RQ) ttwuDirectLock(target *RQ, sym Symbol) {
+	target.lock.Lock(rq.log, rq.now, rq.site(sym))
+	rq.accessCost(sym, hwmodel.Lock)
 	rq.Stats.RemoteLockAcq++
 	// update_rq_clock(): rq->clock (on rq->curr's line here). The
 	// wakeup_preempt() read of rq->curr later hits the same copy.
-	rq.log.Record(rq.now, target.currLine, hwmodel.Write, rq.site(SymTryToWakeUp))
-	rq.accessCost(SymTryToWakeUp, hwmodel.Write)
+	rq.log.Record(rq.now, target.currLine, hwmodel.Write, rq.site(sym))
+	rq.accessCost(sym, hwmodel.Write)
+}
+
+// ttwuDirectEnqueue is activate_task() of p onto target done by this CPU
+// under target's lock (taken when remote): enqueue_task()'s
+// uclamp_rq_inc(), then enqueue_task_fair() over p's hierarchy at the
+// path's base costs, the root's rq->cfs.avg store logged for a remote
+// target.
+func (rq *RQ) ttwuDirectEnqueue(target *RQ, p *Task, remote bool) {
+	rq.ttwuDirectUclampInc(target, p, remote)
+	rq.cost(hwmodel.OpEnqueue)
+	for d := p.group.depth; d >= 0; d-- {
+		rq.cost(hwmodel.OpUpdateCurr)
+		rq.cost(hwmodel.OpUpdateLoadAvg)
+		if d > 0 {
+			rq.cost(hwmodel.OpCfsGroup)
+		} else if remote {
+			rq.ttwuDirectRootAvg(target)
+		}
+	}
 }
 
 // ttwuDirectUclampInc is enqueue_task()'s uclamp_rq_inc() of p on target,
@@ -78,10 +99,10 @@ func (rq *RQ) ttwuDirectRootAvg(target *RQ) {
 	rq.accessCost(SymUpdateLoadAvg, hwmodel.Write)
 }
 
-// ttwuDirectUnlock is rq_unlock() of the direct wakeup.
-func (rq *RQ) ttwuDirectUnlock(target *RQ) {
-	target.lock.Unlock(rq.log, rq.now, rq.site(SymTryToWakeUp))
-	rq.Stats.DirectWakeups++
+// ttwuDirectUnlock is rq_unlock() of the direct wakeup (or of the
+// stopper's move: sym).
+func (rq *RQ) ttwuDirectUnlock(target *RQ, sym Symbol) {
+	target.lock.Unlock(rq.log, rq.now, rq.site(sym))
 }
 
 // withoutWakerLines runs fn, a direct wakeup's apply on this CPU, with

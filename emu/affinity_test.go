@@ -1,0 +1,63 @@
+package emu
+
+import (
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// TestAffinityMoveByStopper: a task that calls sched_setaffinity() on
+// itself is moved by its CPU's stopper (core.c v5.15 and v6.6:
+// affine_move_task() -> stop_one_cpu_nowait(migration_cpu_stop), which
+// preempts the task; move_queued_task() takes the new CPU's rq lock and
+// runs activate_task() there). So the old CPU pays the move: the new
+// CPU's lock is taken from it, the task is on the new CPU's queue only
+// after the stopper's enqueue there, and the next fair task on the old
+// CPU starts after the stopper's two context switches, its exec_start
+// taken then, not when the task left. Before, the task was parked and
+// handed to the new CPU at the time of its call, which did the enqueue
+// itself, and the old CPU ran its next task after one switch.
+func TestAffinityMoveByStopper(t *testing.T) {
+	for _, feat := range []string{"v5.15-cfs", "v6.6-eevdf"} {
+		t.Run(feat, func(t *testing.T) {
+			s := newSim(t, "hikey-8", feat)
+			var hopAt int64 = -1
+			hopped := false
+			a := mustTask(t, s, TaskSpec{Comm: "hopper", CPU: 0, Prog: ProgramFunc(func(p *Task) Action {
+				if !hopped {
+					if p.Now() < 100_000 {
+						return Run(100_000)
+					}
+					hopped = true
+					hopAt = p.Now()
+					return SetAffinity(1)
+				}
+				return Block()
+			})})
+			b := mustTask(t, s, TaskSpec{Comm: "next", CPU: 0, Prog: Hog()})
+			var enqAt int64 = -1
+			s.RunUntil(40*ms, func() bool {
+				for _, e := range s.cpus[1].events.h {
+					if e.kind == evMsg && e.msg.kind == msgEnqueue && e.msg.task == a && enqAt < 0 {
+						enqAt = e.t
+					}
+				}
+				return false
+			})
+			if hopAt < 0 || a.CPU() != 1 {
+				t.Fatalf("the hopper did not move (hop at %d, on CPU %d)", hopAt, a.CPU())
+			}
+			sched := s.cpus[0].m.Cost(hwmodel.OpSchedule)
+			t.Logf("hop at %d ns, enqueue on CPU 1 at %d ns, next task on CPU 0 from %d ns; OpSchedule %d ns", hopAt, enqAt, b.lastArrival, sched)
+			if got := s.cpus[0].Stats.RemoteLockAcq; got != 1 {
+				t.Errorf("CPU 0 took %d remote rq locks, want 1 (the stopper's rq_lock() of CPU 1 in move_queued_task())", got)
+			}
+			if enqAt < hopAt+sched {
+				t.Errorf("the enqueue on CPU 1 comes %d ns after the call, want at least the switch to the stopper (%d ns): the stopper does it", enqAt-hopAt, sched)
+			}
+			if d := b.lastArrival - hopAt; d < 2*sched {
+				t.Errorf("the next task on CPU 0 starts (and its exec_start is taken) %d ns after the call, want at least two context switches (%d ns: to the stopper and from it)", d, 2*sched)
+			}
+		})
+	}
+}
