@@ -87,6 +87,7 @@ type hopScene struct {
 	firstWait int64 // the longest wait before a task's first hop (from its fork)
 	hopWait   int64 // the longest wait after a hop
 	period    int64 // __sched_period() for the tasks of one CPU
+	cycle     int64 // a CPU's time per hop (burst, hop path, stopper)
 }
 
 // hopRun is the hopper workload (bench's hopper) reduced to two CPUs of
@@ -95,21 +96,29 @@ type hopScene struct {
 // with sched_setaffinity(), for end ns.
 func hopRun(t *testing.T, feat string, n int, end int64) hopScene {
 	t.Helper()
+	return hopRunBurst(t, feat, n, 100_000, end)
+}
+
+// hopRunBurst is hopRun with bursts of b ns.
+func hopRunBurst(t *testing.T, feat string, n int, b, end int64) hopScene {
+	t.Helper()
 	s, err := New(Config{Machine: machine(t, "hikey-8"), Features: mustFeatures(t, feat), Seed: 1, Check: true, Driver: "serial", StartJitter: 10_000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hops := map[*Task]*int{}
+	total := int64(0)
 	for i := range 2 * n {
 		k := new(int)
 		ran := false
 		p := mustTask(t, s, TaskSpec{Comm: "hopper", CPU: i % 2, Prog: ProgramFunc(func(p *Task) Action {
 			if !ran {
 				ran = true
-				return Run(100_000)
+				return Run(b)
 			}
 			ran = false
 			*k++
+			total++
 			return SetAffinity(1 - p.CPU())
 		})})
 		hops[p] = k
@@ -126,6 +135,7 @@ func hopRun(t *testing.T, feat string, n int, end int64) hopScene {
 	// fair.c: __sched_period(): nr > sched_nr_latency, so nr x
 	// sysctl_sched_min_granularity.
 	sc.period = int64(n) * int64(s.tun.MinGranularity)
+	sc.cycle = 2 * end / max(total, 1)
 	return sc
 }
 
@@ -165,5 +175,32 @@ func TestHopperForkDebitStarvation(t *testing.T) {
 		if sc.firstWait > sc.period || 10*sc.firstWait > legacy.firstWait {
 			t.Errorf("%s: longest first wait %d us (v5.15-cfs %d us), want within a period (%d us), a tenth of v5.15-cfs's", feat, sc.firstWait/1000, legacy.firstWait/1000, sc.period/1000)
 		}
+	}
+}
+
+// TestHopperCrawlWithStopper: the fork debit's wait (above) is X x the
+// queue length in vruntime, and min_vruntime advances only by the fair
+// tasks' own runs (fair.c v5.15: update_curr() -> update_min_vruntime()):
+// the stopper that moves each hopper (core.c: migration_cpu_stop(), stop
+// class, update_curr_common(), no vruntime) does not advance it. So the
+// larger the stoppers' share of a CPU, the slower min_vruntime moves
+// against real time and the longer the debited task waits: about
+// X x queue length x (cycle / the part of it charged to the hoppers).
+// With 2 µs bursts instead of 100 µs the stoppers' switches and moves
+// are a large part of each hop's cycle and the first wait grows with it;
+// before the stopper was modeled the move cost nothing on the old CPU and
+// the first wait did not depend on the burst.
+func TestHopperCrawlWithStopper(t *testing.T) {
+	const end = 400 * ms
+	long := hopRunBurst(t, "v5.15-cfs", 12, 100_000, end)
+	short := hopRunBurst(t, "v5.15-cfs", 12, 2_000, end)
+	for _, sc := range []struct {
+		b  int64
+		sc hopScene
+	}{{100_000, long}, {2_000, short}} {
+		t.Logf("v5.15-cfs, %d us bursts: longest first wait %.3f ms, %.2f us per hop per CPU", sc.b/1000, float64(sc.sc.firstWait)/1e6, float64(sc.sc.cycle)/1e3)
+	}
+	if 4*short.firstWait < 5*long.firstWait {
+		t.Errorf("v5.15-cfs: longest first wait %d us with 2 us bursts, %d us with 100 us: want at least 1.25x, min_vruntime slowed by the stoppers' share", short.firstWait/1000, long.firstWait/1000)
 	}
 }
