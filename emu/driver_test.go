@@ -10,7 +10,7 @@ import (
 
 // mixedWorkload spreads a wake/sleep mix over the machine: ping-pong
 // pairs within and across LLCs and sockets, timed sleepers and hogs, half
-// of it in a task group. Scaled to the machine so every preset gets load
+// of it in a task group, and two tasks hopping CPUs. Scaled to the machine so every preset gets load
 // everywhere but runs in well under a second.
 func mixedWorkload(tb testing.TB, s *Sim) {
 	n := s.m.NumCPUs()
@@ -31,6 +31,19 @@ func mixedWorkload(tb testing.TB, s *Sim) {
 	for i := 0; i < max(2, n/16); i++ {
 		spawn(tb, s, TaskSpec{Comm: "sleeper", CPU: (i * 5) % n, Group: g, Prog: sleeper(int64(200_000+i*10_000), int64(300_000+i*7_000))})
 		spawn(tb, s, TaskSpec{Comm: "hog", CPU: (i*11 + 3) % n, Nice: i % 3, Prog: Hog()})
+	}
+	// Two hoppers: sched_setaffinity() onto another CPU after each
+	// burst, moved by the stopper (affinity.go).
+	for i := range 2 {
+		b, ran := int64(150_000+i*50_000), false
+		mustTask(tb, s, TaskSpec{Comm: "hopper", CPU: (i*13 + 1) % n, Prog: ProgramFunc(func(p *Task) Action {
+			if !ran {
+				ran = true
+				return Run(b)
+			}
+			ran = false
+			return SetAffinity((p.CPU() + n/3 + 1) % n)
+		})})
 	}
 }
 
