@@ -46,7 +46,9 @@ import (
 // figures).
 //
 // The test itself was not published; this is its description: -n threads
-// per CPU (default 50), each running -b usec bursts and hopping, -mode
+// per CPU (default 50), each running -b usec bursts (-bdist fixed, or
+// exp: exponentially distributed with that mean, for code whose run
+// between hops varies) and hopping, -mode
 // random (a uniformly drawn other CPU, from the task's seeded generator)
 // or next (CPU + 1), for -d ms.
 //
@@ -91,6 +93,7 @@ type hopper struct {
 	burstUS  int
 	durMS    int
 	mode     string
+	bdist    string
 	top      int
 	tasks    []*emu.Task
 	st       []*hopStat // per task, mutated only on the task's CPU
@@ -122,6 +125,11 @@ type hopStat struct {
 
 const hopMaxPerCPU = 1000
 
+// vruntimeBefore orders two vruntimes as the kernel does, by the sign of
+// their difference (fair.c: entity_before(), (s64)(a - b) < 0): a
+// vruntime placed left of a queue's zero wraps around the u64.
+func vruntimeBefore(a, b uint64) bool { return int64(a-b) < 0 }
+
 func init() {
 	Register(Spec{
 		Name: "hopper",
@@ -137,6 +145,7 @@ func init() {
 			fs.IntVar(&w.burstUS, "b", 100, "usec of compute between hops")
 			fs.IntVar(&w.durMS, "d", 1000, "duration (ms)")
 			fs.StringVar(&w.mode, "mode", "random", "where a thread hops: random (another CPU, drawn uniformly) or next (CPU + 1)")
+			fs.StringVar(&w.bdist, "bdist", "fixed", "burst lengths: fixed (every burst -b) or exp (exponential with mean -b, from each thread's seeded generator)")
 			fs.IntVar(&w.top, "top", 10, "tasks listed in the latency table (longest max wait first)")
 			return func(m *hwmodel.Machine) (Workload, error) {
 				switch {
@@ -148,6 +157,8 @@ func init() {
 					return nil, flagErr("-d", "duration must be >= 1 ms, got %d", w.durMS)
 				case w.mode != "random" && w.mode != "next":
 					return nil, flagErr("-mode", "unknown mode %q (allowed: random, next)", w.mode)
+				case w.bdist != "fixed" && w.bdist != "exp":
+					return nil, flagErr("-bdist", "unknown burst distribution %q (allowed: fixed, exp)", w.bdist)
 				case w.top < 0:
 					return nil, flagErr("-top", "must be >= 0, got %d", w.top)
 				case len(m.CPUs) < 2:
@@ -186,6 +197,11 @@ func (w *hopper) Setup(s *emu.Sim) error {
 		prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
 			if !ran {
 				ran = true
+				if w.bdist == "exp" {
+					// At least 1 ns: a burst of 0 would hop without
+					// computing.
+					return emu.Run(max(1, int64(float64(w.burstNS)*t.Rand().ExpFloat64())))
+				}
 				return emu.Run(w.burstNS)
 			}
 			ran = false
@@ -353,10 +369,10 @@ func (w *hopper) summary() hopSummary {
 		}
 		c := t.CPU()
 		v := t.Vruntime()
-		if cnt[c] == 0 || v < lo[c] {
+		if cnt[c] == 0 || vruntimeBefore(v, lo[c]) {
 			lo[c] = v
 		}
-		if cnt[c] == 0 || v > hi[c] {
+		if cnt[c] == 0 || vruntimeBefore(hi[c], v) {
 			hi[c] = v
 		}
 		off := t.MinVruntimeOffset()
@@ -442,8 +458,12 @@ func (w *hopper) Report(out io.Writer, s *emu.Sim) error {
 
 	r := w.summary()
 	n := len(w.m.CPUs)
-	fmt.Fprintf(&b, "hopper: %d threads (%d per CPU x %d CPUs), %d usec bursts, %s hops, %d ms\n",
-		len(w.tasks), w.perCPU, n, w.burstUS, w.mode, w.durMS)
+	dist := ""
+	if w.bdist == "exp" {
+		dist = " (exponential mean)"
+	}
+	fmt.Fprintf(&b, "hopper: %d threads (%d per CPU x %d CPUs), %d usec bursts%s, %s hops, %d ms\n",
+		len(w.tasks), w.perCPU, n, w.burstUS, dist, w.mode, w.durMS)
 	ran := w.ran(s)
 	if ran < w.duration {
 		fmt.Fprintf(&b, "  stopped early:             %.3f ms of the %d ms ran; the figures cover that\n", float64(ran)/1e6, w.durMS)

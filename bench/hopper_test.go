@@ -46,6 +46,7 @@ func TestHopperBadInput(t *testing.T) {
 		{[]string{"-b", "0"}, "-b"},
 		{[]string{"-d", "-1"}, "-d"},
 		{[]string{"-mode", "sideways"}, "-mode"},
+		{[]string{"-bdist", "normal"}, "-bdist"},
 	} {
 		_, err := build(m, "hopper", tc.args...)
 		var fe *FlagError
@@ -98,5 +99,23 @@ func TestHopperWaitsAfterHop(t *testing.T) {
 	if legacy := first["v5.15-cfs"]; legacy < 4*first["v5.15-cfs,+PLACE_MIGRATE"] || legacy < 4*first["v6.6-eevdf"] {
 		t.Errorf("max first wait: v5.15-cfs %.3f ms, want well above +PLACE_MIGRATE's %.3f and EEVDF's %.3f",
 			legacy, first["v5.15-cfs,+PLACE_MIGRATE"], first["v6.6-eevdf"])
+	}
+}
+
+// The spread of a queue's vruntimes is taken in the kernel's order, by
+// the sign of the difference: an EEVDF placement left of zero (V - lag
+// early in a run) wraps the u64 and must not count as the largest.
+func TestVruntimeBefore(t *testing.T) {
+	const left = ^uint64(0) - 999 // -1000
+	for _, tc := range []struct {
+		a, b uint64
+		want bool
+	}{
+		{1, 2, true}, {2, 1, false}, {5, 5, false},
+		{left, 3, true}, {3, left, false},
+	} {
+		if got := vruntimeBefore(tc.a, tc.b); got != tc.want {
+			t.Errorf("vruntimeBefore(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

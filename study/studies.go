@@ -312,11 +312,17 @@ var studies = []*Study{
 	},
 	{
 		Name: "migrate-starvation", Set: "validation",
-		Doc:      "hopper: 50 threads per CPU hopping CPUs (sched_setaffinity) on spr-2s and xeon-e5-2x10: v5.15-cfs legacy migration vs +PLACE_MIGRATE vs v6.6-eevdf",
+		Doc:      "hopper: 50 threads per CPU hopping CPUs (sched_setaffinity) on spr-2s and xeon-e5-2x10, with fixed 100 us bursts and with exponentially distributed ones of that mean (-bdist exp: a loop whose run between hops varies): v5.15-cfs legacy migration vs +PLACE_MIGRATE vs v6.6-eevdf",
 		Settings: []Setting{{"v5.15-cfs", "v5.15-cfs"}, {"+PLACE_MIGRATE", "v5.15-cfs,+PLACE_MIGRATE"}, {"v6.6-eevdf", "v6.6-eevdf"}},
 		Rows: []Row{
 			{Label: "spr-2s", Topo: "spr-2s", Workload: "hopper", Args: []string{"-n", "50", "-d", "{L}"}, Length: hopperLen},
 			{Label: "xeon-e5", Topo: "xeon-e5-2x10", Workload: "hopper", Args: []string{"-n", "50", "-d", "{L}"}, Length: hopperLen},
+			// The same with bursts that vary: the hoppers are pinned
+			// (a one-CPU mask), so load balancing cannot even out the
+			// queues, and a task that ran longer than the others lands
+			// behind them all (hopper.go in bench).
+			{Label: "spr-2s exp", Topo: "spr-2s", Workload: "hopper", Args: []string{"-n", "50", "-bdist", "exp", "-d", "{L}"}, Length: hopperLen},
+			{Label: "xeon-e5 exp", Topo: "xeon-e5-2x10", Workload: "hopper", Args: []string{"-n", "50", "-bdist", "exp", "-d", "{L}"}, Length: hopperLen},
 		},
 		Metrics: []Metric{
 			{Name: "max wait", Key: "max_wait_ms", Format: "%.3f", Unit: " ms"},
