@@ -35,10 +35,13 @@ import (
 // affinity.go: the stopper's two switches and the move are charged to
 // no fair task). A task X right of the band waits about X x the queue
 // length x (hop cycle / run), so the time grows without bound as the
-// hop path's uncharged work outweighs the runs: a tight hop loop. Here
-// the long waits are the first ones (below); the hoppers' bursts are all
-// exactly -b, so after its first run no task falls behind the band. On a
-// real v6.1 kernel (same CFS protocol; 2 vCPUs under qemu, 50 threads
+// hop path's uncharged work outweighs the runs: a tight hop loop. With
+// fixed bursts the long waits are the first ones (below): every burst is
+// exactly -b, so after its first run no task falls behind the band. With
+// -bdist exp one that ran longer does, and the queues drift apart: each
+// hopper's mask is its one CPU, so load balancing cannot move it
+// (can_migrate_task()), and nothing evens the queues out but the hops
+// themselves. On a real v6.1 kernel (same CFS protocol; 2 vCPUs under qemu, 50 threads
 // per CPU) runs vary (interrupt time is charged to the running task
 // without CONFIG_IRQ_TIME_ACCOUNTING, and more so in an emulated guest)
 // and the waits after a hop reach hundreds of ms; v6.12's EEVDF cuts
