@@ -44,13 +44,11 @@ var affinityWait = &Sem{Name: "sched_setaffinity"}
 // (of n CPUs): cur if allowed, else the next allowed one after it (the
 // model's cpumask_any_and_distribute()).
 func affinityTarget(cur int, cpus []int, n int) int {
-	allowed := make([]bool, n)
+	dst, dist := cur, n
 	for _, c := range cpus {
-		allowed[c] = true
-	}
-	dst := cur
-	for !allowed[dst] {
-		dst = (dst + 1) % n
+		if d := (c - cur + n) % n; d < dist {
+			dst, dist = c, d
+		}
 	}
 	return dst
 }

@@ -61,3 +61,20 @@ func TestAffinityMoveByStopper(t *testing.T) {
 		})
 	}
 }
+
+// affinityTarget: the task's own CPU if the mask allows it, else the
+// first allowed CPU after it, wrapping.
+func TestAffinityTarget(t *testing.T) {
+	for _, tc := range []struct {
+		cur  int
+		cpus []int
+		want int
+	}{
+		{3, []int{3}, 3}, {3, []int{1, 3, 5}, 3}, {3, []int{5}, 5},
+		{3, []int{1, 5}, 5}, {6, []int{1, 2}, 1}, {7, []int{0}, 0},
+	} {
+		if got := affinityTarget(tc.cur, tc.cpus, 8); got != tc.want {
+			t.Errorf("affinityTarget(%d, %v, 8) = %d, want %d", tc.cur, tc.cpus, got, tc.want)
+		}
+	}
+}
