@@ -31,10 +31,40 @@ import "github.com/rqemu/rqemu/hwmodel"
 // Simplified: the stopper's wakeup and its own __schedule() in and out
 // are one more OpSchedule; the task's dequeue is done under the lock
 // schedule() holds (the kernel takes it again in the stopper); the
-// __do_set_cpus_allowed() dequeue/enqueue pair (DEQUEUE_SAVE /
-// ENQUEUE_RESTORE, neutral for vruntime) is not modeled. A mask that
-// keeps the task's CPU still parks the task until the barrier, where the
-// kernel would return at once.
+// __do_set_cpus_allowed() requeue is its cost alone (doSetCPUsAllowed).
+// A mask that keeps the task's CPU still parks the task until the
+// barrier, where the kernel would return at once.
+
+// doSetCPUsAllowed is __set_cpus_allowed_ptr() up to affine_move_task()
+// for p, curr: task_rq_lock(), then __do_set_cpus_allowed() requeues the
+// running task around the mask change: dequeue_task(DEQUEUE_SAVE),
+// put_prev_task(), set_cpus_allowed_common(), enqueue_task(ENQUEUE_RESTORE),
+// set_next_task(). That is neutral for vruntime (dequeue_entity()
+// subtracts min_vruntime and enqueue_entity() adds the same one back:
+// DEQUEUE_SAVE skips update_min_vruntime()) and for the queue, so only
+// its work is charged, to the task, which runs it in its syscall: the
+// base costs of a dequeue and an enqueue (update_load_avg() twice per
+// level, update_cfs_group() twice per group level), update_curr() and
+// set_next_entity(), under this CPU's rq lock, the lock the other CPUs'
+// stoppers take to enqueue their hoppers here. Simplified: the requeue's
+// PELT and tg->load_avg updates are not applied.
+func (rq *RQ) doSetCPUsAllowed(p *Task) {
+	rq.lockRQ(SymSetCPUsAllowedPtr)
+	rq.updateRQClock()
+	rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpUpdateCurr)
+	rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpDequeue)
+	rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpEnqueue)
+	for d := p.group.depth; d >= 0; d-- {
+		rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpUpdateLoadAvg)
+		rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpUpdateLoadAvg)
+		if d > 0 {
+			rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpCfsGroup)
+			rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpCfsGroup)
+		}
+	}
+	rq.costAs(SymSetCPUsAllowedPtr, hwmodel.OpPickNext)
+	rq.unlockRQ(SymSetCPUsAllowedPtr)
+}
 
 // affinityWait is what a task changing its own affinity waits on until the
 // barrier moves it.

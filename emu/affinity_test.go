@@ -14,7 +14,8 @@ import (
 // CPU's lock is taken from it, the task is on the new CPU's queue only
 // after the stopper's enqueue there, and the next fair task on the old
 // CPU starts after the stopper's two context switches, its exec_start
-// taken then, not when the task left. Before, the task was parked and
+// taken then, not when the task left; the hopper's own runtime covers
+// __set_cpus_allowed_ptr()'s requeue of it. Before, the task was parked and
 // handed to the new CPU at the time of its call, which did the enqueue
 // itself, and the old CPU ran its next task after one switch.
 func TestAffinityMoveByStopper(t *testing.T) {
@@ -22,10 +23,11 @@ func TestAffinityMoveByStopper(t *testing.T) {
 		t.Run(feat, func(t *testing.T) {
 			s := newSim(t, "hikey-8", feat)
 			var hopAt int64 = -1
-			hopped := false
+			ran, hopped := false, false
 			a := mustTask(t, s, TaskSpec{Comm: "hopper", CPU: 0, Prog: ProgramFunc(func(p *Task) Action {
 				if !hopped {
-					if p.Now() < 100_000 {
+					if !ran {
+						ran = true
 						return Run(100_000)
 					}
 					hopped = true
@@ -54,6 +56,14 @@ func TestAffinityMoveByStopper(t *testing.T) {
 			}
 			if enqAt < hopAt+sched {
 				t.Errorf("the enqueue on CPU 1 comes %d ns after the call, want at least the switch to the stopper (%d ns): the stopper does it", enqAt-hopAt, sched)
+			}
+			// __set_cpus_allowed_ptr()'s requeue of the running task
+			// (doSetCPUsAllowed) is the hopper's own work, on its CPU,
+			// in its syscall.
+			m := s.cpus[0].m
+			requeue := m.Cost(hwmodel.OpDequeue) + m.Cost(hwmodel.OpEnqueue) + 2*m.Cost(hwmodel.OpUpdateLoadAvg)
+			if got := s.cpus[0].profile[SymSetCPUsAllowedPtr]; got < requeue {
+				t.Errorf("CPU 0 spent %d ns in __set_cpus_allowed_ptr(), want at least the requeue's %d ns", got, requeue)
 			}
 			if d := b.lastArrival - hopAt; d < 2*sched {
 				t.Errorf("the next task on CPU 0 starts (and its exec_start is taken) %d ns after the call, want at least two context switches (%d ns: to the stopper and from it)", d, 2*sched)

@@ -200,7 +200,11 @@ func TestHopperCrawlWithStopper(t *testing.T) {
 	}{{100_000, long}, {2_000, short}} {
 		t.Logf("v5.15-cfs, %d us bursts: longest first wait %.3f ms, %.2f us per hop per CPU", sc.b/1000, float64(sc.sc.firstWait)/1e6, float64(sc.sc.cycle)/1e3)
 	}
-	if 4*short.firstWait < 5*long.firstWait {
-		t.Errorf("v5.15-cfs: longest first wait %d us with 2 us bursts, %d us with 100 us: want at least 1.25x, min_vruntime slowed by the stoppers' share", short.firstWait/1000, long.firstWait/1000)
+	// The stoppers take ~1.5 us of each hop's cycle (a switch, the new
+	// CPU's lock and enqueue), against a run of the burst plus the
+	// syscall's requeue charged to the hopper: cycle / charged run is
+	// ~1.3 with 2 us bursts, ~1.015 with 100 us.
+	if 10*short.firstWait < 11*long.firstWait {
+		t.Errorf("v5.15-cfs: longest first wait %d us with 2 us bursts, %d us with 100 us: want at least 1.1x, min_vruntime slowed by the stoppers' share", short.firstWait/1000, long.firstWait/1000)
 	}
 }

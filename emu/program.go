@@ -185,6 +185,7 @@ func (rq *RQ) doAction(t *Task) {
 		// __set_cpus_allowed_ptr() on itself: affine_move_task()
 		// queues the stopper, which preempts the task and moves it
 		// (affinity.go: migrationCPUStop, run from schedule()).
+		rq.doSetCPUsAllowed(t)
 		t.waitingOn = affinityWait
 		rq.affinityCPUs = a.CPUs
 		rq.schedule(true)

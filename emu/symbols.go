@@ -54,6 +54,7 @@ const (
 	SymHandleMMFault
 	SymExitMMAP
 	SymMigrationCPUStop
+	SymSetCPUsAllowedPtr
 	numKernelSymbols
 )
 
@@ -104,7 +105,8 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymHandleMMFault: "handle_mm_fault",
 	SymExitMMAP:      "exit_mmap",
 	// The stopper's half of a sched_setaffinity() move (affinity.go).
-	SymMigrationCPUStop: "migration_cpu_stop",
+	SymMigrationCPUStop:  "migration_cpu_stop",
+	SymSetCPUsAllowedPtr: "__set_cpus_allowed_ptr",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
