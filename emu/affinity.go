@@ -128,7 +128,13 @@ func (rq *RQ) migrationCPUStop(p *Task) {
 // completion).
 func (s *Sim) applyAffinity(op *remoteOp) {
 	p := op.task
-	p.affinity = make([]bool, len(s.cpus))
+	// In place: a hopper changes its mask at every hop, and only the
+	// barrier writes it.
+	if p.affinity == nil {
+		p.affinity = make([]bool, len(s.cpus))
+	} else {
+		clear(p.affinity)
+	}
 	for _, c := range op.cpus {
 		p.affinity[c] = true
 	}
