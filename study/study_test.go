@@ -30,7 +30,13 @@ func TestEleven(t *testing.T) {
 	}
 	if doc, err := os.ReadFile("../../shared/experiments.md"); err == nil {
 		for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
-			if _, err := Lookup(m[1]); err != nil {
+			_, err := Lookup(m[1])
+			switch issue, ok := pendingStudies[m[1]]; {
+			case ok && err == nil:
+				t.Errorf("experiments.md lists %s, which exists now: take it off pendingStudies", m[1])
+			case ok:
+				t.Logf("experiments.md lists %s: not built yet (%s)", m[1], issue)
+			case err != nil:
 				t.Errorf("experiments.md lists %s: %v", m[1], err)
 			}
 		}
@@ -54,6 +60,26 @@ func TestEleven(t *testing.T) {
 			t.Errorf("%s: set %q", st.Name, st.Set)
 		}
 	}
+}
+
+// pendingStudies are the rows experiments.md gained in the current round
+// that no study runs yet, with the issue that builds them: TestEleven
+// names them instead of failing, and fails once one exists (take it off).
+var pendingStudies = map[string]string{
+	"lkp-base":              "issue 42: the lkp calibration rows",
+	"nanosleep-spr":         "issue 42: a row of lkp-base",
+	"hb-icl-process-pipe":   "issue 42: a row of lkp-base",
+	"hb-epyc-threads-pipe":  "issue 42: a row of lkp-base",
+	"hb-spr-process-socket": "issue 42: a row of lkp-base",
+	"hb-icl-threads-pipe":   "issue 42: a row of lkp-base",
+	"hb-icl-process-socket": "issue 42: a row of lkp-base",
+	"hb-icl-threads-socket": "issue 42: a row of lkp-base",
+	"tgload-stressng":       "issue 42: needs the stress-ng workload",
+	"preempt-short-spr":     "issue 38: needs the v6.11/v6.12 profiles",
+	"preempt-short-icl":     "issue 38: needs the v6.12 profiles",
+	"base-slice-icl":        "issue 38: needs a v6.14 profile and base_slice_ns",
+	"sis-util-spr1s":        "issue 38: needs SIS_PROP and v5.19-cfs",
+	"ttwu-idle-clxap":       "issue 38: needs the clx-ap-2s preset and v5.19-cfs",
 }
 
 // TestCommandLines: every row's command line is valid for its workload
