@@ -417,6 +417,7 @@ func (rq *RQ) schedule(block bool) {
 			// p, 0), not a sleep, and the enqueue on the new CPU.
 			rq.migrationCPUStop(prev)
 		} else {
+			prev.sleptAt = rq.now
 			rq.deactivateTask(prev, dequeueSleep)
 		}
 	}
@@ -455,6 +456,7 @@ func (rq *RQ) schedule(block bool) {
 		rq.curr = next
 		rq.log.Record(rq.now, rq.currLine, hwmodel.Write, rq.site(SymSchedule))
 		if prev != nil {
+			prev.offCPUAt = rq.now
 			rq.markDirty(prev)
 		}
 		if next != nil {

@@ -149,15 +149,19 @@ func TestOnCPUAfterRunningAhead(t *testing.T) {
 			st.OnCPUWakeups += r.OnCPUWakeups
 			st.DirectWakeups += r.DirectWakeups
 			st.WakelistWakeups += r.WakelistWakeups
+			st.RacedWakeups += r.RacedWakeups
 		}
 		if st.TTWUCount < 200 {
 			t.Fatalf("%s: the ping-pong made %d wakeups", tc.feat, st.TTWUCount)
 		}
 		t.Logf("%s: %d wakeups: %d on_cpu, %d direct, %d wake list", tc.feat, st.TTWUCount, st.OnCPUWakeups, st.DirectWakeups, st.WakelistWakeups)
-		if st.OnCPUWakeups != 0 {
-			t.Errorf("%s: %d of %d wakeups found the sleeper still on_cpu, microseconds after its CPU went idle", tc.feat, st.OnCPUWakeups, st.TTWUCount)
+		// A signal that raced the sleep in one epoch (ttwuRaced) may
+		// truly find the sleeper still switching out: only those may.
+		t.Logf("%s: %d raced the sleep", tc.feat, st.RacedWakeups)
+		if st.OnCPUWakeups > st.RacedWakeups {
+			t.Errorf("%s: %d of %d wakeups found the sleeper still on_cpu (%d raced its sleep), microseconds after its CPU went idle", tc.feat, st.OnCPUWakeups, st.TTWUCount, st.RacedWakeups)
 		}
-		if tc.direct && st.DirectWakeups != st.TTWUCount || tc.wakelist && st.WakelistWakeups != st.TTWUCount {
+		if tc.direct && st.DirectWakeups+st.RacedWakeups < st.TTWUCount || tc.wakelist && st.WakelistWakeups != st.TTWUCount {
 			t.Errorf("%s: %d wakeups, %d direct, %d through the wake list; want all %s", tc.feat, st.TTWUCount, st.DirectWakeups, st.WakelistWakeups,
 				map[bool]string{true: "direct", false: "through the wake list"}[tc.direct])
 		}

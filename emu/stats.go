@@ -37,10 +37,19 @@ type RQStats struct {
 	WakelistWakeups int64 // remote wakeups through the target's wake list
 	OnCPUWakeups    int64 // ... of a wakee still on_cpu, queued back on its own CPU (WF_ON_CPU)
 	DirectWakeups   int64 // remote wakeups taking the target's rq lock
-	RemoteLockAcq   int64 // remote rq-lock acquisitions
-	IPIsSent        int64 // IPIs this CPU sent (wake-list and ILB kicks)
-	IPIsReceived    int64 // IPIs it received
-	ILBKicks        int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
+	// RacedWakeups are signals this CPU sent to a task it saw running
+	// (as published at the last barrier) that had gone to sleep in the
+	// same epoch: the barrier completes the wakeup on this CPU's behalf
+	// (ttwuRaced). RacedRunnable of them came before the wakee's dequeue,
+	// where the kernel takes ttwu_runnable() and the wakee never sleeps:
+	// the model cannot take back a sleep decided in the epoch, so it
+	// wakes it as one still on_cpu (an error bounded by the epoch).
+	RacedWakeups  int64
+	RacedRunnable int64
+	RemoteLockAcq int64 // remote rq-lock acquisitions
+	IPIsSent      int64 // IPIs this CPU sent (wake-list and ILB kicks)
+	IPIsReceived  int64 // IPIs it received
+	ILBKicks      int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
 
 	fracNS float64 // sub-ns costs not yet charged
 }

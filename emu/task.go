@@ -103,8 +103,14 @@ type Task struct {
 	// last; sem is its own semaphore, what Block and Wake use (fixed).
 	// barrier: claimWake delivers the stamp and clears waitingOn.
 	waitingOn *Sem
-	stamp     int64
-	sem       *Sem
+	// sleptAt and offCPUAt are when the task's last sleep dequeued it
+	// (p->on_rq = 0 in __schedule()'s deactivate_task()) and when the
+	// switch away from it was done (finish_task_switch() clears
+	// p->on_cpu), in its CPU's clock: what a wakeup completed at the
+	// barrier compares its time with (ttwuRaced). Owned by the task's CPU.
+	sleptAt, offCPUAt int64
+	stamp             int64
+	sem               *Sem
 	// afterWait is the kernel work the task's current Wait runs once it
 	// consumes a signal (Action.AfterWait); written and cleared by the
 	// CPU running the task, in doAction.

@@ -311,22 +311,103 @@ func (s *Sim) pushEnqueue(dst *RQ, ev event) {
 }
 
 // applySignal handles a signal to a task the signaller saw not waiting on
-// the semaphore: if it has gone to sleep on it since, wake it on its own
-// CPU now; else leave the signal pending (claimWake's asleepOn test).
+// the semaphore: if it has gone to sleep on it since, the signaller's
+// try_to_wake_up() is completed here (ttwuRaced); else the signal stays
+// pending (asleepOn's other branch).
 func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
-	c := *op
-	c.kind, c.target, c.recent = opWake, p.cpu, -1
-	// ttwu_queue_cond()'s first test, keyed on the L2 under
-	// TTWU_QUEUE_L2 as in ttwuQueueCond (the idle-target test needs the
-	// waker's view, which the barrier no longer has).
-	share := s.cpusShareCache(op.from, p.cpu)
-	if s.feat.Has(TTWU_QUEUE_L2) {
-		share = s.cpusShareL2(op.from, p.cpu)
+	if !asleepOn(p.state, p.waitingOn, op.sem) {
+		p.leavePending(op.sem, op.stamp)
+		return
 	}
-	c.wakelist = s.feat.Has(TTWU_QUEUE) && !share
-	s.claimWake(&c)
+	s.ttwuRaced(op)
 }
+
+// ttwuRaced completes at the barrier, on the waker's behalf and as its
+// debt, the try_to_wake_up() of a signal whose waker saw the wakee running
+// (published at the last barrier) while it went to sleep in the same epoch.
+// The waker's path is the kernel's for where the wakee was at the signal's
+// time (core.c v5.15/v6.6: try_to_wake_up()):
+//   - still on_cpu (switching out): "If the owning (remote) CPU is still in
+//     the middle of schedule() with this task as prev", ttwu_queue_wakelist()
+//     with WF_ON_CPU onto its CPU when ttwu_queue_cond() allows; else the
+//     waker spins on p->on_cpu (smp_cond_load_acquire()) until the switch is
+//     done and goes on as below;
+//   - off the CPU: select_task_rq() and ttwu_queue(): the wake list, or the
+//     target's rq lock and ttwu_do_activate() under it.
+//
+// The costs the waker's CPU would have paid (OpTTWU, select, the direct
+// path's lock and enqueue) become its debt. A signal that came before the
+// wakee's dequeue is a ttwu_runnable() in the kernel (RacedRunnable):
+// simplified, it is woken as one still on_cpu.
+func (s *Sim) ttwuRaced(op *remoteOp) {
+	p := op.task
+	waker := s.cpus[op.from]
+	prev := p.cpu
+	t := op.t
+	waker.Stats.RacedWakeups++
+	if t < p.sleptAt {
+		waker.Stats.RacedRunnable++
+		t = p.sleptAt
+	}
+	c := *op
+	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist = opWake, prev, -1, false, false, false
+	// The waker's accesses go on its log after what it logged already
+	// (its clock can be behind its log at a barrier); costs are debt, so
+	// the clock is only borrowed for the stamps.
+	clock := waker.now
+	waker.now = waker.logNow()
+	defer func() { waker.now = clock }()
+	waker.atBarrier(func() {
+		waker.cost(hwmodel.OpTTWU)
+		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && s.racedQueueCond(waker, p, prev, true) {
+			waker.ttwuStatRQ(prev)
+			waker.Stats.OnCPUWakeups++
+			waker.Stats.WakelistWakeups++
+			c.t, c.wakelist = t, true
+			s.claimWake(&c)
+			return
+		}
+		if t < p.offCPUAt {
+			waker.addDebt(SymTryToWakeUp, p.offCPUAt-t)
+			t = p.offCPUAt
+		}
+		waker.sisRecent = -1
+		cpu := waker.selectTaskRQ(p, s.racedView(p), prev, op.flags)
+		if cpu != prev {
+			c.flags |= wfMigrated
+		}
+		c.t, c.target, c.recent = t, cpu, waker.sisRecent
+		waker.ttwuStatRQ(cpu)
+		if cpu != waker.cpu && s.feat.Has(TTWU_QUEUE) && s.racedQueueCond(waker, p, cpu, false) {
+			waker.Stats.WakelistWakeups++
+			c.wakelist = true
+			s.claimWake(&c)
+			return
+		}
+		dst := s.cpus[cpu]
+		if cpu != waker.cpu {
+			waker.ttwuDirectLock(dst, SymTryToWakeUp)
+			c.locked = true
+		}
+		waker.ttwuDirectEnqueue(dst, p, cpu != waker.cpu)
+		if cpu != waker.cpu {
+			waker.ttwuDirectUnlock(dst, SymTryToWakeUp)
+			waker.Stats.DirectWakeups++
+		}
+		s.claimWake(&c)
+	})
+}
+
+// racedQueueCond is ttwu_queue_cond() for a wakeup completed at the
+// barrier (ttwuRaced), which sees the target's rq->nr_running exactly.
+func (s *Sim) racedQueueCond(waker *RQ, p *Task, cpu int, onCPU bool) bool {
+	return waker.ttwuQueueCond(p, cpu, onCPU)
+}
+
+// racedView is the wakee as a waker completing its wakeup at the barrier
+// sees it: exactly, as its owner would.
+func (s *Sim) racedView(p *Task) taskSnap { return s.cpus[p.cpu].exactTaskSnap(p) }
 
 // wakelistAdd puts p on dst's wake list as of time t: it joins the batch
 // the next drain will take, or opens a new one, sending an IPI unless the

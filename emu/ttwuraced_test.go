@@ -1,0 +1,67 @@
+package emu
+
+import (
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// TestRacedWakeupSelects: a sender on hikey-8's CPU 2 signals a receiver
+// that went to sleep on CPU 1 earlier in the same epoch, so the sender
+// saw it running (published at the last barrier) and posted a signal. In
+// the kernel (core.c v6.6: try_to_wake_up()) the sender's wakeup of a task
+// that is off its runqueue runs select_task_rq(): CPU 1 now runs another
+// task, so select_idle_sibling() (fair.c) moves the receiver to an idle
+// CPU of the cluster, and the sender pays try_to_wake_up(). Before
+// ttwuRaced the barrier enqueued the receiver back on CPU 1, behind the
+// other task, and nobody paid for the wakeup.
+func TestRacedWakeupSelects(t *testing.T) {
+	const prev = 1
+	run := func(signalAt int64) (s *Sim, r *Task) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		// The other task on CPU 1, created first so that it runs
+		// first: asleep while the receiver starts, then a hog, queued
+		// when the receiver sleeps.
+		mustTask(t, s, TaskSpec{Comm: "hog", CPU: prev, Prog: Loop(Sleep(20*us), Run(10*ms))})
+		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us), Block(), Run(ms))})
+		wake := Action{Op: ActSignal, Sem: r.sem}
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: Loop(Run(signalAt), wake, Block())})
+		s.Run(2 * ms)
+		return s, r
+	}
+	// Where the receiver sleeps, with no signal in sight.
+	s, r := run(time10s)
+	sleptAt, offAt := r.sleptAt, r.offCPUAt
+	if sleptAt <= 0 || offAt < sleptAt || r.state != TaskSleeping {
+		t.Fatalf("probe: receiver slept at %d, off CPU at %d, state %v: the scenario does not put it to sleep", sleptAt, offAt, r.state)
+	}
+	t.Logf("receiver dequeued at %d ns, switched out at %d ns (epoch %d ns)", sleptAt, offAt, s.epoch)
+	ttwuCost := s.m.Cost(hwmodel.OpTTWU)
+	raced := 0
+	for d := -2 * s.epoch; d <= 2*s.epoch; d += 20 {
+		s, r := run(sleptAt + d)
+		sender := s.cpus[2]
+		if sender.Stats.RacedWakeups == 0 {
+			continue
+		}
+		raced++
+		if r.Stats.NrWakeups != 1 {
+			t.Errorf("signal at %+d ns: %d wakeups of the receiver, want 1", d, r.Stats.NrWakeups)
+		}
+		if r.Stats.NrWakeupsMig != 1 || r.cpu == prev {
+			t.Errorf("signal at %+d ns: receiver woken on CPU %d (%d migrating wakeups), want select_idle_sibling() to move it off CPU %d, which runs the hog", d, r.cpu, r.Stats.NrWakeupsMig, prev)
+		}
+		if got := sender.profile[SymTryToWakeUp]; got < ttwuCost {
+			t.Errorf("signal at %+d ns: the sender paid %d ns in try_to_wake_up, want at least OpTTWU's %d", d, got, ttwuCost)
+		}
+		if sender.Stats.TTWUCount == 0 {
+			t.Errorf("signal at %+d ns: the sender's ttwu_count is 0", d)
+		}
+	}
+	if raced == 0 {
+		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
+	}
+	t.Logf("%d signal times raced the sleep", raced)
+}
+
+const time10s = 10_000 * ms
