@@ -28,8 +28,11 @@ func TestNetperfGolden(t *testing.T) {
 }
 
 // More client/server pairs give more transactions until the CPUs are
-// used up: on 8 CPUs, 1 -> 2 -> 4 -> 8 pairs scale, and past 16 pairs
-// (32 tasks) the machine is saturated: 32 pairs do no better than 16.
+// used up: on 8 CPUs, 1 -> 2 -> 4 -> 8 pairs scale; 8 pairs (16 tasks)
+// keep every CPU busy once a pair's wait and its partner's signal in one
+// epoch are settled in the kernel's order (hold.go; before, the model's
+// spurious sleeps left 8 pairs 16% idle), so 16 pairs do about as well,
+// and 32 no better than 16.
 func TestNetperfClientsScale(t *testing.T) {
 	var prev float64
 	for _, nr := range []string{"1", "2", "4", "8", "16", "32"} {
@@ -37,8 +40,8 @@ func TestNetperfClientsScale(t *testing.T) {
 		switch nr {
 		case "1":
 		case "16":
-			if tps <= prev {
-				t.Errorf("16 pairs: %.0f trans/s, no more than 8 pairs' %.0f", tps, prev)
+			if tps < 0.95*prev {
+				t.Errorf("16 pairs: %.0f trans/s, under 0.95x 8 pairs' %.0f", tps, prev)
 			}
 		case "32":
 			if tps > 1.1*prev {

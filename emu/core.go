@@ -32,6 +32,9 @@ func (rq *RQ) catchUp(t int64) {
 	rq.sim.touch(rq)
 	switch {
 	case rq.weaveBehind:
+	case rq.parked.held:
+		// Stopped at a wait's check inside the epoch: it goes on from
+		// there in the barrier's next pass (hold.go).
 	case rq.mode == modeIdle:
 		rq.payDebt(t - rq.now)
 		rq.advance(t)
@@ -192,7 +195,11 @@ func (rq *RQ) reschedCurr() {
 
 // step processes this CPU's events before until, in time order.
 func (rq *RQ) step(until int64) {
+	rq.stepUntil = until
 	for {
+		if rq.parked.held {
+			return // until the barrier settles its wait (hold.go)
+		}
 		if t := rq.nextStep(); t < 0 || t >= until {
 			return
 		}
@@ -262,7 +269,7 @@ func (rq *RQ) nextEvent() int64 {
 // nextStep is nextEvent for the drivers: -1 while the weave holds the CPU
 // (weaveBehind).
 func (rq *RQ) nextStep() int64 {
-	if rq.weaveBehind {
+	if rq.weaveBehind || rq.parked.held {
 		return -1
 	}
 	return rq.nextEvent()
@@ -342,6 +349,8 @@ func (rq *RQ) handle(e *event) {
 		rq.tryToWakeUp(e.tm.task, nil, rq.now, 0)
 	case evMsg:
 		rq.handleMsg(e.msg)
+	case evAction:
+		rq.unpark(e.task)
 	}
 }
 
@@ -350,6 +359,11 @@ func (rq *RQ) handle(e *event) {
 // CPU goes idle.
 func (rq *RQ) resume() {
 	for guard := 0; ; guard++ {
+		if rq.parked.task != nil {
+			// curr's action waits for its epoch or for the barrier
+			// (hold.go): its other events do not run the program.
+			return
+		}
 		if guard > 1_000_000 {
 			panic(fmt.Sprintf("emu: CPU %d at %d ns: task %v ran a million actions without using time", rq.cpu, rq.now, rq.curr))
 		}

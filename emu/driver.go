@@ -88,16 +88,19 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 				}
 			}
 		}
-		if w != nil {
-			w.epoch(end, s.stepped)
-		} else {
-			for _, i := range s.stepped {
+		step := func(cpus []int) {
+			if w != nil {
+				w.epoch(end, cpus)
+				return
+			}
+			for _, i := range cpus {
 				if p := s.cpus[i].safeStep(end); p != nil {
 					panic(p)
 				}
 			}
 		}
-		s.barrier()
+		step(s.stepped)
+		s.barrier(s.stepped, step)
 		if done != nil && done() {
 			until = s.epochEnd
 			stopped = true

@@ -13,6 +13,7 @@ const (
 	evRunEnd               // curr's user compute segment ends
 	evStart                // a new task's first return to user (ret_from_fork)
 	evFork                 // a delayed wake_up_new_task() (Config.StartJitter)
+	evAction               // curr's parked or held action goes on (hold.go)
 )
 
 // event is one entry of a CPU's local event queue. A superseded one is

@@ -107,7 +107,6 @@ func (s *Sim) deliver() {
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
-	s.ilbKicked = false
 	for i := range ops {
 		s.applyOp(&ops[i])
 	}

@@ -503,7 +503,7 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 // schedule() in wait_event_interruptible_exclusive(pipe->rd_wait,
 // pipe_readable(pipe)); nothing when a message is pending.
 func (rq *RQ) pipeReadWait(p *Pipe) {
-	if p.data.Pending() > 0 {
+	if p.data.pendingBy(rq.now) {
 		return
 	}
 	const sym = SymPipeRead
@@ -568,7 +568,7 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 // the schedule() in wait_event_interruptible_exclusive(pipe->wr_wait,
 // pipe_writable(pipe)); nothing when room is pending.
 func (rq *RQ) pipeWaitRoom(a *Action, p *Pipe, w int) {
-	if a.Sem.Pending() > 0 {
+	if a.Sem.pendingBy(rq.now) {
 		return
 	}
 	const sym = SymPipeWrite

@@ -61,6 +61,18 @@ func pipeScenario(t *testing.T, cpus [][]int, perWriter int) pipeOutcome {
 		}
 	}
 	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
+		for _, x := range s.tasks {
+			if x.state != TaskDead {
+				rq := s.cpus[x.cpu]
+				t.Logf("live %v state %v waiting %v cpu %d curr %v parked %+v now %d", x, x.state, x.waitingOn, x.cpu, rq.curr, rq.parked, rq.now)
+				for _, sm := range []*Sem{x.sem, x.waitingOn} {
+					if sm == nil {
+						continue
+					}
+					t.Logf("  sem %v pending %d", sm, sm.Pending())
+				}
+			}
+		}
 		t.Fatalf("%d tasks still live after 200 ms", s.Live())
 	}
 	var o pipeOutcome

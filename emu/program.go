@@ -134,8 +134,18 @@ func (rq *RQ) doAction(t *Task) {
 	for _, op := range a.Kernel {
 		rq.cost(op)
 	}
+	if (a.Op == ActWait || a.Op == ActSignal) && rq.now >= rq.stepUntil {
+		rq.park(t, a) // hold.go
+		return
+	}
+	rq.finishAction(t, &a)
+}
+
+// finishAction runs an action from its decision point on: the pipe steps
+// that test the other side, then the operation itself.
+func (rq *RQ) finishAction(t *Task, a *Action) {
 	if len(a.Pipe) > 0 {
-		rq.runPipeSteps(t, &a, false)
+		rq.runPipeSteps(t, a, false)
 	}
 	switch a.Op {
 	case ActRun:
@@ -157,12 +167,13 @@ func (rq *RQ) doAction(t *Task) {
 			panic(fmt.Sprintf("emu: task %v waits on %v, owned by %v", t, sem, sem.owner))
 		}
 		t.afterWait = a.After
-		if sem.Pending() > 0 {
-			t.stamp = sem.pop()
+		if i := sem.firstBy(rq.now); i >= 0 {
+			t.stamp = sem.take(i)
 			return
 		}
-		t.waitingOn = sem
-		rq.schedule(true)
+		// The condition check failed as far as this CPU can see: the
+		// barrier settles whether it sleeps (hold.go).
+		rq.hold(t, *a, sem)
 	case ActSignal:
 		flags := wfTTWU
 		if a.Sync {

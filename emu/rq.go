@@ -53,6 +53,12 @@ type RQ struct {
 	// lastEvent is the stamp of the last event handled (the barrier
 	// reads it to measure late messages).
 	lastEvent int64
+	// stepUntil is the end of the epoch step is in. Owned by the CPU.
+	stepUntil int64
+	// parked is curr's action held at its decision point (hold.go);
+	// zero when none. Owned by the CPU; the barrier settles a held wait
+	// (resolveHold).
+	parked parkedAction
 
 	// currLine and avgLine are the lines of rq->curr (read by
 	// idle_cpu()) and rq->cfs.avg (read by cpu_load() and load

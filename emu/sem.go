@@ -15,11 +15,21 @@ import "fmt"
 type Sem struct {
 	Name  string
 	owner *Task // set once, when bound to its waiter (TaskSpec.Sems)
-	// stamps are the signals, oldest first; stamps[head:] are pending.
-	// Pushed by the owner's CPU or at the barrier (leavePending), popped
-	// by the owner's program.
-	stamps []int64
-	head   int
+	// sigs are the signals, oldest first; sigs[head:] are pending.
+	// Pushed by the owner's CPU or at the barrier (leavePending), taken
+	// by the owner's program or at the barrier (resolveHold).
+	sigs []semSig
+	head int
+}
+
+// semSig is one pending signal: its stamp, and for a wait that the
+// barrier settles (resolveHold) when and by whom it was sent.
+type semSig struct {
+	stamp int64
+	at    int64 // the signaller's clock at the signal
+	from  int   // the signalling CPU (-1: an initial signal)
+	flags int   // the wake flags it would have woken with
+	tr    traceWho
 }
 
 // NewSem returns a semaphore holding initial signals (stamped 0), e.g. a
@@ -27,7 +37,7 @@ type Sem struct {
 func NewSem(name string, initial int) *Sem {
 	s := &Sem{Name: name}
 	for i := 0; i < initial; i++ {
-		s.stamps = append(s.stamps, 0)
+		s.sigs = append(s.sigs, semSig{from: -1})
 	}
 	return s
 }
@@ -37,23 +47,45 @@ func (s *Sem) Owner() *Task { return s.owner }
 
 // Pending is the number of signals not yet consumed (read it only from the
 // owner's program, or between runs).
-func (s *Sem) Pending() int { return len(s.stamps) - s.head }
+func (s *Sem) Pending() int { return len(s.sigs) - s.head }
 
 func (s *Sem) String() string { return fmt.Sprintf("sem(%s)", s.Name) }
 
 // push adds a pending signal.
-func (s *Sem) push(stamp int64) { s.stamps = append(s.stamps, stamp) }
+func (s *Sem) push(sig semSig) { s.sigs = append(s.sigs, sig) }
 
 // pop consumes the oldest pending signal. The queue is a slice with a
 // head index, compacted when the head passes half of it: O(1) amortized.
-func (s *Sem) pop() int64 {
-	v := s.stamps[s.head]
+func (s *Sem) pop() int64 { return s.take(s.head) }
+
+// firstBy is the index of the oldest pending signal sent at or before t,
+// or -1: what a wait's condition check at t can see.
+func (s *Sem) firstBy(t int64) int {
+	for i := s.head; i < len(s.sigs); i++ {
+		if s.sigs[i].at <= t {
+			return i
+		}
+	}
+	return -1
+}
+
+// pendingBy reports whether a signal sent at or before t is pending.
+func (s *Sem) pendingBy(t int64) bool { return s.firstBy(t) >= 0 }
+
+// take consumes pending signal i (the oldest: pop) and returns its stamp.
+func (s *Sem) take(i int) int64 {
+	v := s.sigs[i].stamp
+	if i != s.head {
+		copy(s.sigs[s.head+1:i+1], s.sigs[s.head:i])
+		s.sigs[s.head] = semSig{}
+	}
 	s.head++
-	if s.head == len(s.stamps) {
-		s.stamps, s.head = s.stamps[:0], 0
-	} else if s.head > 32 && 2*s.head > len(s.stamps) {
-		n := copy(s.stamps, s.stamps[s.head:])
-		s.stamps, s.head = s.stamps[:n], 0
+	if s.head == len(s.sigs) {
+		s.sigs, s.head = s.sigs[:0], 0
+	} else if s.head > 32 && 2*s.head > len(s.sigs) {
+		n := copy(s.sigs, s.sigs[s.head:])
+		clear(s.sigs[n:])
+		s.sigs, s.head = s.sigs[:n], 0
 	}
 	return v
 }

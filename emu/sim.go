@@ -131,6 +131,12 @@ type Sim struct {
 	Epochs   int64
 	LateMsgs int64
 	LateNS   int64
+	// HoldPasses counts the barrier's extra passes that stepped CPUs
+	// held at a wait (hold.go). barrier only.
+	HoldPasses int64
+	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
+	// last pass's CPUs. barrier only.
+	heldBuf, passBuf []int
 
 	// onRunDelay, when set, is told each runnable wait as it ends
 	// (sched_info_arrive()), on the task's CPU's goroutine.
@@ -477,11 +483,13 @@ func (s *Sim) symOfSite(site contention.Site) Symbol {
 
 // barrier is the end of an epoch: price the shared accesses, publish
 // tg->load_avg, check the invariants.
-func (s *Sim) barrier() {
+func (s *Sim) barrier(stepped []int, step func([]int)) {
 	s.Epochs++
 	s.beginVisit()
+	s.ilbKicked = false
 	s.deliver()
 	s.extendVisit()
+	s.settleHolds(stepped, step)
 	logs := s.logsBuf[:0]
 	for _, i := range s.visit {
 		logs = append(logs, s.cpus[i].log)

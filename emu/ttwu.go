@@ -38,7 +38,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 			rq.post(remoteOp{kind: opSignal, task: p, sem: sem, stamp: stamp, flags: wakeFlags, trCtx: traceWho{task: rq.curr}})
 			return false
 		}
-		p.leavePending(sem, stamp)
+		p.leavePending(sem, semSig{stamp: stamp, at: rq.now, from: rq.cpu, flags: wakeFlags, tr: traceWho{task: rq.curr}})
 		return false
 	}
 	tr := rq.traceTTWU(p, sem == nil, false)
@@ -242,10 +242,15 @@ func asleepOn(st TaskState, w, sem *Sem) bool {
 // next Wait. This is the condition check after prepare_to_wait() that
 // makes the kernel's sleep race-free; no ttwu runs, as the wait queue is
 // empty. A dead task's signal is dropped; a timer leaves none.
-func (p *Task) leavePending(sem *Sem, stamp int64) {
+func (p *Task) leavePending(sem *Sem, sig semSig) {
 	if p.state != TaskDead && sem != nil {
-		sem.push(stamp)
+		sem.push(sig)
 	}
+}
+
+// pendingSig is op's signal as it waits on its semaphore.
+func (op *remoteOp) pendingSig() semSig {
+	return semSig{stamp: op.stamp, at: op.t, from: op.from, flags: op.flags, tr: op.trCtx}
 }
 
 // claimWake carries out a waker's decision: the first waker (in canonical
@@ -255,7 +260,7 @@ func (p *Task) leavePending(sem *Sem, stamp int64) {
 func (s *Sim) claimWake(op *remoteOp) {
 	p := op.task
 	if !asleepOn(p.state, p.waitingOn, op.sem) {
-		p.leavePending(op.sem, op.stamp)
+		p.leavePending(op.sem, op.pendingSig())
 		if op.notified {
 			s.queueWake(op.from, deferredWake{dropped: true})
 		}
@@ -317,7 +322,7 @@ func (s *Sim) pushEnqueue(dst *RQ, ev event) {
 func (s *Sim) applySignal(op *remoteOp) {
 	p := op.task
 	if !asleepOn(p.state, p.waitingOn, op.sem) {
-		p.leavePending(op.sem, op.stamp)
+		p.leavePending(op.sem, op.pendingSig())
 		return
 	}
 	s.ttwuRaced(op)

@@ -1,0 +1,202 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// When a task's wait and another CPU's signal race. In the kernel the
+// reader's condition check after prepare_to_wait() and the writer's store
+// of the data meet on a cache line, nanoseconds apart: a write before the
+// check is seen by it (no sleep), one between the check and the dequeue in
+// __schedule() finds the task still queued and takes ttwu_runnable()
+// (core.c v6.6; v5.15's ttwu_remote()): state back to TASK_RUNNING, and
+// __schedule() does not dequeue it; a later one finds it switching out or
+// gone (ttwuRaced, try_to_wake_up()). The model's CPUs see each other's
+// signals only at barriers, an epoch (the IPI lookahead, 1-2.5 µs) at a
+// time, so two things are done here:
+//
+//   - A decision at a time past the epoch's end (the CPU's kernel work
+//     ran past it) waits for the epoch of its time (park): a wait's check
+//     and a signal's try_to_wake_up(), so that no decision is older than
+//     the epoch it is taken in, and no signal carries a time later than
+//     the barrier that delivers it.
+//   - A wait whose check finds nothing inside the epoch stops there
+//     (hold) until the barrier, which has every signal sent before the
+//     epoch's end, settles it by the kernel's order (resolveHold): a
+//     signal sent before the check is consumed; one before the dequeue is
+//     ttwu_runnable(): consumed, its waker pays the wakeup, and the task
+//     passes through __schedule() without sleeping; later ones wake it
+//     after it has slept (posted again as their wakers' when it has, and
+//     delivered through ttwuRaced). The CPUs so settled step the rest of the epoch again
+//     (Sim.settleHolds), and the barrier repeats until none is held.
+//
+// A held CPU handles nothing after its check until it is settled, and its
+// clock stays at the check (catchUp leaves it). Simplified: a signal after
+// the epoch's end counts as after the dequeue, though the dequeue may fall
+// in the next epoch (a __schedule() prologue, 0.3-0.8 µs, after the check);
+// the dequeue comes that prologue after the check (OpSchedule) whatever
+// the lock's wait; and a CPU that
+// the barrier's pass settles sends its later signals of the epoch one pass
+// late, as late as an epoch's messages always are (Sim.LateMsgs), and the
+// program's own reads of Sem.Pending see signals up to the last barrier.
+
+// parkedAction is curr's action stopped at its decision point: parked
+// until the epoch of its time, or held at a wait's check for the barrier.
+type parkedAction struct {
+	task *Task
+	a    Action
+	// held: a wait stopped at its failed check (hold), until the barrier
+	// settles it (outcome set, held cleared).
+	held    bool
+	sem     *Sem
+	at      int64 // the check's time
+	outcome holdOutcome
+	stamp   int64 // the consumed signal's stamp (holdConsume, holdRunnable)
+	// late are the signals sent after the dequeue (holdSleep): posted
+	// again, as their wakers', once the task has slept (unpark).
+	late []semSig
+}
+
+type holdOutcome uint8
+
+const (
+	holdNone     holdOutcome = iota // a parked action: finish it
+	holdConsume                     // the check saw a signal sent before it
+	holdRunnable                    // ttwu_runnable(): no sleep, a pass through __schedule()
+	holdSleep                       // no signal before the dequeue: sleep
+)
+
+// park stops curr's action at its decision point until the evAction event
+// at the CPU's clock, which the driver steps in the epoch of that time.
+func (rq *RQ) park(t *Task, a Action) {
+	rq.parked = parkedAction{task: t, a: a}
+	rq.events.push(event{t: rq.now, kind: evAction, task: t})
+}
+
+// hold stops curr's wait at its failed condition check until the barrier
+// settles it (resolveHold).
+func (rq *RQ) hold(t *Task, a Action, sem *Sem) {
+	rq.parked = parkedAction{task: t, a: a, held: true, sem: sem, at: rq.now}
+	rq.events.push(event{t: rq.now, kind: evAction, task: t})
+}
+
+// unpark goes on with the parked action (the evAction event): a parked
+// one from its decision point, a settled wait by its outcome.
+func (rq *RQ) unpark(t *Task) {
+	p := rq.parked
+	if p.task != t || rq.curr != t || p.held {
+		panic(fmt.Sprintf("emu: CPU %d at %d ns: action of %v resumed with %v parked (held %v) and %v running", rq.cpu, rq.now, t, p.task, p.held, rq.curr))
+	}
+	rq.parked = parkedAction{}
+	switch p.outcome {
+	case holdNone:
+		rq.finishAction(t, &p.a)
+	case holdConsume:
+		t.stamp = p.stamp
+	case holdRunnable:
+		// __schedule() finds prev TASK_RUNNING: no deactivate; the pick
+		// may keep it or preempt it.
+		t.stamp = p.stamp
+		rq.schedule(false)
+	case holdSleep:
+		t.waitingOn = p.sem
+		rq.schedule(true)
+		// Signals that came after the barrier settled it (the CPU
+		// reached this event later, held up by debt) came after the
+		// dequeue too.
+		for p.sem.Pending() > 0 {
+			p.late = append(p.late, p.sem.sigs[p.sem.head])
+			p.sem.pop()
+		}
+		for _, sig := range p.late {
+			rq.outbox = append(rq.outbox, remoteOp{kind: opSignal, t: sig.at, from: sig.from, task: t,
+				sem: p.sem, stamp: sig.stamp, flags: sig.flags, trCtx: sig.tr})
+		}
+	}
+}
+
+// resolveHold settles CPU rq's held wait at the barrier, which has every
+// signal sent before the epoch's end: the kernel's order of the check, the
+// dequeue (a __schedule() prologue later) and the signals decides.
+func (s *Sim) resolveHold(rq *RQ) {
+	p := &rq.parked
+	sem, check := p.sem, p.at
+	p.held = false
+	s.touch(rq)
+	if i := sem.firstBy(check); i >= 0 {
+		p.outcome, p.stamp = holdConsume, sem.take(i)
+		return
+	}
+	dequeue := check + s.m.Cost(hwmodel.OpSchedule)
+	if i := sem.firstBy(dequeue); i >= 0 {
+		sig := sem.sigs[i]
+		p.outcome, p.stamp = holdRunnable, sem.take(i)
+		s.ttwuRunnable(rq, sig)
+		return
+	}
+	p.outcome = holdSleep
+	// The signals after the dequeue wake the sleeper once it has slept:
+	// the first through ttwuRaced, the rest pending again.
+	for sem.Pending() > 0 {
+		p.late = append(p.late, sem.sigs[sem.head])
+		sem.pop()
+	}
+}
+
+// ttwuRunnable is the waker's side of core.c: ttwu_runnable() (v6.6;
+// ttwu_remote() in v5.15), paid as its debt: try_to_wake_up() finds the
+// task still queued, takes its rq lock (__task_rq_lock()), and sets it
+// running (ttwu_do_wakeup()); the wakee is curr, so no preemption check.
+func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
+	p := rq.parked.task
+	p.Stats.NrWakeups++
+	if sig.from < 0 {
+		return
+	}
+	waker := s.cpus[sig.from]
+	waker.Stats.RacedRunnable++
+	waker.ttwuStatRQ(rq.cpu)
+	clock := waker.now
+	waker.now = waker.logNow()
+	waker.atBarrier(func() {
+		waker.cost(hwmodel.OpTTWU)
+		if waker != rq {
+			rq.lock.Lock(waker.log, waker.now, waker.site(SymTryToWakeUp))
+			waker.Stats.RemoteLockAcq++
+			rq.lock.Unlock(waker.log, waker.now, waker.site(SymTryToWakeUp))
+		}
+	})
+	waker.now = clock
+}
+
+// settleHolds runs the barrier's passes: while a CPU stepped in the last
+// pass is held at a wait, settle every such wait (in CPU order), step
+// those CPUs to the epoch's end again with step, and deliver what they
+// posted.
+func (s *Sim) settleHolds(last []int, step func([]int)) {
+	for {
+		held := s.heldBuf[:0]
+		for _, i := range last {
+			if s.cpus[i].parked.held {
+				held = append(held, i)
+			}
+		}
+		s.heldBuf = held
+		if len(held) == 0 {
+			return
+		}
+		for _, i := range held {
+			s.resolveHold(s.cpus[i])
+		}
+		s.inBarrier = false
+		step(held)
+		s.inBarrier = true
+		s.deliver()
+		s.extendVisit()
+		last = append(s.passBuf[:0], held...)
+		s.passBuf = last
+		s.HoldPasses++
+	}
+}

@@ -1,0 +1,81 @@
+package emu
+
+import (
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// TestWaitRacesSignal: a receiver on hikey-8's CPU 1 checks for a signal
+// and goes to sleep while a sender on CPU 2 signals it, the two in one
+// epoch (2.5 µs). The kernel's order decides (core.c v6.6,
+// try_to_wake_up(); include/linux/wait.h, ___wait_event()): a signal
+// before the check is seen by it, and the receiver does not sleep; one
+// between the check and __schedule()'s dequeue finds it still queued,
+// ttwu_runnable(): it does not sleep either, but counts a wakeup its sender
+// pays; one after the dequeue wakes it from its sleep. Before hold.go the
+// receiver slept and was woken whenever the signal came in its epoch, the
+// check having seen only the last barrier's signals.
+func TestWaitRacesSignal(t *testing.T) {
+	// run signals at about signalAt (the sender's compute ends then,
+	// after its start) and returns when the signal was sent.
+	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(98*us), Block(), Run(10*ms))})
+		step := 0
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
+			step++
+			switch step {
+			case 1:
+				return Run(signalAt)
+			case 2:
+				sent = s.cpus[2].now
+				return Action{Op: ActSignal, Sem: r.sem}
+			}
+			return Block()
+		})})
+		s.Run(2 * ms)
+		return s, r, sent
+	}
+	s, r, _ := run(time10s)
+	slept := r.sleptAt
+	if slept <= 0 || r.Stats.NrVolSwitch != 1 {
+		t.Fatalf("probe: receiver slept at %d after %d voluntary switches: the scenario does not put it to sleep", slept, r.Stats.NrVolSwitch)
+	}
+	// The check comes a __schedule() prologue before the dequeue.
+	check := slept - s.m.Cost(hwmodel.OpSchedule)
+	// The barrier that settles the wait knows the signals of the check's
+	// epoch: one after its end is taken as after the dequeue
+	// (simplified, hold.go).
+	end := (check/s.epoch + 1) * s.epoch
+	t.Logf("check at about %d ns, dequeue at %d ns, epoch ends at %d ns", check, slept, end)
+	var before, runnable, after int
+	for d := check - 2*s.epoch; d <= slept+2*s.epoch; d += 25 {
+		s, r, at := run(d)
+		sender := s.cpus[2]
+		sleeps, wakeups := r.Stats.NrVolSwitch, r.Stats.NrWakeups
+		switch {
+		case at < check-100:
+			before++
+			if sleeps != 0 || wakeups != 0 {
+				t.Errorf("signal %d ns before the check: %d sleeps, %d wakeups; want none (the check sees it)", check-at, sleeps, wakeups)
+			}
+		case at > check+100 && at < min(slept, end)-100:
+			runnable++
+			if sleeps != 0 || wakeups != 1 || sender.Stats.RacedRunnable != 1 {
+				t.Errorf("signal %d ns after the check, before the dequeue: %d sleeps, %d wakeups, %d ttwu_runnable; want 0, 1, 1", at-check, sleeps, wakeups, sender.Stats.RacedRunnable)
+			}
+			if got := sender.profile[SymTryToWakeUp]; got < s.m.Cost(hwmodel.OpTTWU) {
+				t.Errorf("signal %d ns after the check: the sender paid %d ns in try_to_wake_up, want at least OpTTWU's %d", at-check, got, s.m.Cost(hwmodel.OpTTWU))
+			}
+		case at > max(slept, end)+100:
+			after++
+			if sleeps != 1 || wakeups != 1 {
+				t.Errorf("signal %d ns after the dequeue: %d sleeps, %d wakeups; want 1, 1", at-slept, sleeps, wakeups)
+			}
+		}
+	}
+	if before == 0 || runnable == 0 || after == 0 {
+		t.Fatalf("signal times before the check %d, between it and the dequeue %d, after %d: each must occur", before, runnable, after)
+	}
+}
