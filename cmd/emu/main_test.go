@@ -26,6 +26,7 @@ func TestTopoPresets(t *testing.T) {
 		{"spr-1s", []string{"CPU(s):              112", "LLC domain(s):       1 (112 CPUs each)"}},
 		{"epyc-9654-2s", []string{"CPU(s):              384", "LLC domain(s):       24 (16 CPUs each)", "NUMA node(s):        2"}},
 		{"icl-2s", []string{"CPU(s):              128", "LLC domain(s):       2 (64 CPUs each)"}},
+		{"clx-ap-2s", []string{"CPU(s):              192", "LLC domain(s):       4 (48 CPUs each)", "Socket(s):           2", "NUMA node(s):        4"}},
 		{"xeon-e5-2x10", []string{"CPU(s):              40", "Thread(s) per core:  2"}},
 		{"hikey-8", []string{"CPU(s):              8", "Cluster(s):          2", "LLC domain(s):       2 (4 CPUs each)"}},
 		{"host", []string{"Machine:             host", "detected:"}},
