@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown topology", []string{"topo", "spr-3s"}, `unknown topology "spr-3s" (allowed: epyc-9654-2s, hikey-8`},
+		{"unknown topology", []string{"topo", "spr-3s"}, `unknown topology "spr-3s" (allowed: clx-ap-2s, epyc-9654-2s, hikey-8`},
 		{"unknown field", []string{"topo", file("a.yaml", strings.Replace(string(good), "hz: 250", "hz: 250\nl3_shared_by: 4", 1))}, "l3_shared_by"},
 		{"asymmetric siblings", []string{"topo", file("b.yaml", strings.Replace(explicit, `siblings: "1"`, `siblings: "1,2"`, 1))}, "not symmetric"},
 		{"cpu in two LLCs", []string{"topo", file("c.yaml", strings.Replace(explicit, `core: 3, siblings: "3", l2: "0-3", llc: "0-3"`, `core: 3, siblings: "3", l2: "0-3", llc: "2-3"`, 1))}, "in two llc domains"},
