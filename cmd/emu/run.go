@@ -54,14 +54,16 @@ type engineFlags struct {
 	workers                         int
 	pin, check                      bool
 	progress                        bool
+	sched                           schedFlag
 }
 
 func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
 	fs.StringVar(&e.topo, "topo", "spr-2s", "machine: a preset ("+strings.Join(hwmodel.PresetNames(), ", ")+": this machine) or a spec FILE")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE applied to the host preset (emu calibrate -o)")
 	if withFeatures {
-		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them)")
+		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them), then optionally ;sched:NAME=VALUE,... tunables")
 	}
+	fs.Var(&e.sched, "sched", schedUsage+strings.Join(emu.KnobNames(), ", "))
 	fs.StringVar(&e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
 	fs.Uint64Var(&e.seed, "seed", 1, "PRNG seed: same seed and flags, same bytes out")
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the machine's lookahead, the exact schedule); larger is faster and approximate")
@@ -411,7 +413,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	feat, featSpec, err := parseFeatureFlag("-features", f.features)
+	feat, sched, featSpec, err := parseKernelFlag("-features", f.features, f.sched)
 	if err != nil {
 		return err
 	}
@@ -459,6 +461,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	stop, unlisten := interrupts()
 	defer unlisten()
 	cfg := runConfig(&f.engineFlags, st.m, feat)
+	cfg.Sched = sched
 	cfg.Stop = stop
 	cfg.TraceWindow = 0
 	if f.trace != "" {
@@ -510,7 +513,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if f.ndjson != "" {
-		if err := appendRunRecord(f.ndjson, &f, st, res, hostSec); err != nil {
+		if err := appendRunRecord(f.ndjson, &f, featSpec, st, res, hostSec); err != nil {
 			return err
 		}
 	}
@@ -699,7 +702,7 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"config": map[string]any{
 			"topo": st.m.Name, "cpus": len(st.m.CPUs), "features": featSpec,
 			"workload": st.spec.Name, "args": st.args, "seed": f.seed, "epoch_ns": epochNS(f.epoch, s),
-			"driver": f.driver,
+			"driver": f.driver, "sched": s.Tunables().Values(s.Features()),
 		},
 		"host": map[string]any{
 			"hostname": hostname, "vendor": id.Vendor, "model": id.Model, "arch": id.Arch,
