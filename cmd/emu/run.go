@@ -23,8 +23,8 @@ import (
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
-               [-workload NAME] [workload flags]
+const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [-sched NAME=VALUE]...
+               [engine flags] [-workload NAME] [workload flags]
 
 Runs a workload on an emulated machine and prints its result the way the
 real tool does. Engine and workload flags may come in any order; -h after
@@ -39,6 +39,7 @@ examples:
   emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.05 -cgroup docker
   emu run -topo epyc-9654-2s -features v6.6-eevdf,+TTWU_QUEUE_L2 -workload hackbench -g 32 -f 20 -T -p -l 200
   emu run -topo hikey-8 -workload schbench -m 2 -t 4 -r 2 -profile -schedstat sched.txt
+  emu run -topo icl-2s -sched base_slice_ns=2800000 -workload hackbench -g 8 -l 100
   emu run -topo host -workload pipe -l 200000 -json > run.json
   emu run -workload rtapp -f my-load.json -trace run.trace   # Perfetto: open run.trace
 

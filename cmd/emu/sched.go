@@ -17,7 +17,7 @@ func (s *schedFlag) Set(v string) error {
 	return nil
 }
 
-const schedUsage = "a scheduler tunable NAME=VALUE as the kernel names it (debugfs sched/NAME or sysctl kernel.NAME; repeatable, the last wins; emu features lists them): "
+const schedUsage = "a scheduler tunable `NAME=VALUE` as the kernel names it (debugfs sched/NAME or sysctl kernel.NAME; repeatable, the last wins; emu features lists them): "
 
 // parseKernelFlag parses a feature-set flag (-features, -base, -patch),
 // which may carry ";sched:NAME=VALUE,..." parts, with the -sched lists

@@ -187,7 +187,7 @@ func (o *sweepOpts) declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.emu, "emu", "emu", "the emu binary the printed commands call")
 	fs.StringVar(&o.topo, "topo", "spr-2s", "machines, comma-separated")
 	fs.StringVar(&o.features, "features", "v6.6-eevdf", `feature sets: "A|B", or "PROFILE,+X,-Y" for PROFILE, PROFILE,+X and PROFILE,-Y`)
-	fs.Var(&o.sched, "sched", "a tunable axis NAME=V1,V2,... (one knob per flag, repeatable; crossed with the feature sets; emu features lists the knobs)")
+	fs.Var(&o.sched, "sched", "a tunable axis `NAME=V1,V2,...` (one knob per flag, repeatable; crossed with the feature sets; emu features lists the knobs)")
 	fs.StringVar(&o.e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
 	fs.Uint64Var(&o.e.seed, "seed", 1, "first seed")
 	fs.IntVar(&o.seeds, "seeds", 1, "seeds per point")
