@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/rqemu/rqemu/contention"
 )
 
 // Tunables are the scheduler's knobs in force for a Sim: the sysctls as
@@ -92,8 +94,8 @@ func NewTunables(ncpus, hz int, set SchedSettings) Tunables {
 		TickNsec:           int64(nsecPerSec / hz),
 		TgLoadAvgRatelimit: nsecPerMsec,
 		Schedstats:         true,
-		UclampUtilMin:      1024, // SCHED_CAPACITY_SCALE
-		UclampUtilMax:      1024,
+		UclampUtilMin:      contention.SchedCapacityScale,
+		UclampUtilMax:      contention.SchedCapacityScale,
 	}
 	for k := range numKnobs {
 		if v, ok := set.get(k); ok {
@@ -359,9 +361,15 @@ func (s SchedSettings) Check(f Features) error {
 			return schedErrorf("%s is %s kernel's knob, and this feature set's kernel is %s (its knobs: %s)", knobs[k].name, kind, have, strings.Join(names, ", "))
 		}
 	}
-	t := NewTunables(8, 1000, s)
-	if t.UclampUtilMin > t.UclampUtilMax {
-		return schedErrorf("sched_util_clamp_min=%d is above sched_util_clamp_max=%d (allowed: min <= max, as sysctl_sched_uclamp_handler() requires; both default to 1024, so lowering the max needs the min lowered too)", t.UclampUtilMin, t.UclampUtilMax)
+	lo, hi := uint64(contention.SchedCapacityScale), uint64(contention.SchedCapacityScale)
+	if v, ok := s.get(knobUclampMin); ok {
+		lo = v
+	}
+	if v, ok := s.get(knobUclampMax); ok {
+		hi = v
+	}
+	if lo > hi {
+		return schedErrorf("sched_util_clamp_min=%d is above sched_util_clamp_max=%d (allowed: min <= max, as sysctl_sched_uclamp_handler() requires; both default to 1024, so lowering the max needs the min lowered too)", lo, hi)
 	}
 	return nil
 }
