@@ -12,12 +12,14 @@ import (
 type RunConfig struct {
 	Machine  *hwmodel.Machine
 	Features emu.Features
-	Seed     uint64
-	Epoch    int64  // ns; 0: the machine's lookahead
-	Driver   string // "serial" or "parallel" (default)
-	Workers  int
-	Pin      bool
-	Check    bool
+	// Sched are the tunables set by name (-sched), over the defaults.
+	Sched   emu.SchedSettings
+	Seed    uint64
+	Epoch   int64  // ns; 0: the machine's lookahead
+	Driver  string // "serial" or "parallel" (default)
+	Workers int
+	Pin     bool
+	Check   bool
 	// TraceWindow > 0 traces sched_switch/sched_wakeup and samples the
 	// counters over the first TraceWindow ns of virtual time.
 	TraceWindow int64
@@ -62,7 +64,7 @@ const StartJitter = 10_000
 // Execute builds the machine, sets the workload up on it and runs it.
 func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	s, err := emu.New(emu.Config{
-		Machine: cfg.Machine, Features: cfg.Features, Seed: cfg.Seed, Epoch: cfg.Epoch,
+		Machine: cfg.Machine, Features: cfg.Features, Sched: cfg.Sched, Seed: cfg.Seed, Epoch: cfg.Epoch,
 		Check: cfg.Check, Driver: cfg.Driver, Workers: cfg.Workers, Pin: cfg.Pin,
 		StartJitter: StartJitter,
 	})

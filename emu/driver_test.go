@@ -48,7 +48,17 @@ func mixedWorkload(tb testing.TB, s *Sim) {
 }
 
 func runDriver(tb testing.TB, m *hwmodel.Machine, driver string, seed uint64, dur int64) []byte {
-	s, err := New(Config{Machine: m, Features: mustFeatures(tb, "v6.6-eevdf"), Seed: seed, Check: true, Driver: driver})
+	return runDriverKernel(tb, m, "v6.6-eevdf", driver, seed, dur)
+}
+
+// runDriverKernel is runDriver under a feature set that may carry
+// tunables (emu.ParseKernel).
+func runDriverKernel(tb testing.TB, m *hwmodel.Machine, kernel, driver string, seed uint64, dur int64) []byte {
+	f, set, _, err := ParseKernel(kernel)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := New(Config{Machine: m, Features: f, Sched: set, Seed: seed, Check: true, Driver: driver})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,7 +74,10 @@ func runDriver(tb testing.TB, m *hwmodel.Machine, driver string, seed uint64, du
 
 // TestDriversAgree: for each preset and three seeds, the serial and the
 // parallel driver produce byte-identical schedstat, task statistics and
-// profile on a mixed wake/sleep workload, and two parallel runs agree.
+// profile on a mixed wake/sleep workload, and two parallel runs agree;
+// then, one seed each, the same under non-default tunables (a shorter
+// slice, migration cost and nr_migrate, a 2 ms tg->load_avg ratelimit,
+// and a system uclamp default, which turns uclamp on).
 func TestDriversAgree(t *testing.T) {
 	// Every preset and the host; under the race detector (CI) one seed of
 	// 1 ms each, which is what the detector needs to see the drivers'
@@ -75,8 +88,12 @@ func TestDriversAgree(t *testing.T) {
 	}
 	for _, topo := range hwmodel.PresetNames() { // host last
 		m := machine(t, topo)
+		var seed1 []byte // seed 1's output, serial
 		for seed := uint64(1); seed <= seeds; seed++ {
 			serial := runDriver(t, m, "serial", seed, dur)
+			if seed == 1 {
+				seed1 = serial
+			}
 			par1 := runDriver(t, m, "parallel", seed, dur)
 			par2 := runDriver(t, m, "parallel", seed, dur)
 			if !bytes.Equal(serial, par1) {
@@ -85,6 +102,16 @@ func TestDriversAgree(t *testing.T) {
 			if !bytes.Equal(par1, par2) {
 				t.Errorf("%s seed %d: two parallel runs differ:\n%s", topo, seed, firstDiff(par1, par2))
 			}
+		}
+		const tuned = "v6.7-eevdf;sched:base_slice_ns=1200000,migration_cost_ns=150000,nr_migrate=4," +
+			"tg_load_avg_ratelimit_ns=2000000,sched_util_clamp_min=800,sched_util_clamp_max=900"
+		serial := runDriverKernel(t, m, tuned, "serial", 1, dur)
+		par := runDriverKernel(t, m, tuned, "parallel", 1, dur)
+		if !bytes.Equal(serial, par) {
+			t.Errorf("%s with tunables: serial and parallel differ:\n%s", topo, firstDiff(serial, par))
+		}
+		if bytes.Equal(seed1, serial) {
+			t.Errorf("%s: the tunables changed nothing", topo)
 		}
 	}
 }

@@ -128,13 +128,13 @@ func (rq *RQ) seUpdateRunnable(se *SchedEntity) {
 // updateTgLoadAvg is fair.c: update_tg_load_avg(): publish this cfs_rq's
 // load change to the task group's global tg->load_avg, if it moved by more
 // than 1/64 of what was published, and (TG_LOAD_RATELIMIT, v6.7) at most
-// once per ms.
+// once per ms (NSEC_PER_MSEC; the tg_load_avg_ratelimit_ns tunable).
 func (rq *RQ) updateTgLoadAvg(cfs *CfsRq) {
 	if cfs.isRoot() {
 		return
 	}
 	now := rq.clock + bootNS // sched_clock_cpu()
-	if rq.feat.Has(TG_LOAD_RATELIMIT) && now-cfs.lastUpdateTgLoadAvg < nsecPerMsec {
+	if rq.feat.Has(TG_LOAD_RATELIMIT) && now-cfs.lastUpdateTgLoadAvg < rq.tun.TgLoadAvgRatelimit {
 		rq.Stats.TgRatelimitSkips++
 		return
 	}

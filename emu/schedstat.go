@@ -11,17 +11,27 @@ import (
 // WriteSchedstat prints /proc/schedstat version 16 (Documentation/
 // scheduler/sched-stats.rst): a cpu line per CPU, then a domain line per
 // sched domain with the load-balancing counters per idle type (v16 column
-// order: busy, idle, newly idle) and the wakeup counters.
+// order: busy, idle, newly idle) and the wakeup counters. With
+// kernel.sched_schedstats 0 the schedstat_inc() counters read 0 (stats.h:
+// schedstat_enabled(); ttwu_stat() returns at once): the cpu line's first
+// six fields and every domain field; its last three are sched_info's
+// (rq_sched_info_arrive()/depart()), counted either way.
 func (s *Sim) WriteSchedstat(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "version 16\ntimestamp %d\n", s.now/s.tun.TickNsec)
 	n := len(s.cpus)
 	for cpu, rq := range s.cpus {
-		st := &rq.Stats
+		st := rq.Stats
+		if !s.tun.Schedstats {
+			st.YldCount, st.SchedCount, st.SchedGoidle, st.TTWUCount, st.TTWULocal = 0, 0, 0, 0, 0
+		}
 		fmt.Fprintf(&b, "cpu%d %d 0 %d %d %d %d %d %d %d\n", cpu, st.YldCount, st.SchedCount, st.SchedGoidle,
 			st.TTWUCount, st.TTWULocal, st.RQCPUTime, st.RunDelay, st.Pcount)
 		for i, d := range s.domains[cpu] {
 			ds := &d.Stats
+			if !s.tun.Schedstats {
+				ds = &DomainStats{}
+			}
 			fmt.Fprintf(&b, "domain%d %s", i, hwmodel.FormatCPUMask(d.Span, n))
 			for it := 0; it < numIdleTypes; it++ {
 				fmt.Fprintf(&b, " %d %d %d %d %d %d %d %d", ds.LBCount[it], ds.LBBalanced[it], ds.LBFailed[it],
@@ -41,7 +51,9 @@ func (s *Sim) WriteSchedstat(w io.Writer) error {
 // and "%-45s:%14Ld.%06ld" times in ms (SPLIT_NS). Only the fields the
 // model keeps are printed (sum_sleep_runtime, iowait, the failed-migration
 // counts and the rest are left out, not printed as 0); wait_sum is
-// sched_info's run_delay.
+// sched_info's run_delay. With kernel.sched_schedstats 0 the
+// schedstat_enabled() block (slice_max to avg_per_cpu here) is not
+// printed, as the kernel leaves it out.
 func (s *Sim) WriteTaskStats(w io.Writer) error {
 	var b strings.Builder
 	count := func(k string, v int64) { fmt.Fprintf(&b, "%-45s:%21d\n", k, v) }
@@ -61,25 +73,27 @@ func (s *Sim) WriteTaskStats(w io.Writer) error {
 		ms("se.vruntime", int64(se.Vruntime))
 		ms("se.sum_exec_runtime", int64(se.SumExecRuntime))
 		count("se.nr_migrations", st.NrMigrations)
-		ms("slice_max", st.SliceMax)
-		ms("wait_max", st.WaitMax)
-		ms("wait_sum", st.WaitSum)
-		count("wait_count", st.WaitCount)
-		count("nr_wakeups", st.NrWakeups)
-		count("nr_wakeups_sync", st.NrWakeupsSync)
-		count("nr_wakeups_migrate", st.NrWakeupsMig)
-		count("nr_wakeups_local", st.NrWakeupsLoc)
-		count("nr_wakeups_remote", st.NrWakeupsRem)
 		nrSwitches := st.NrVolSwitch + st.NrInvolSwitch
-		avgAtom, avgPerCPU := int64(-1), int64(-1)
-		if nrSwitches > 0 {
-			avgAtom = int64(se.SumExecRuntime) / nrSwitches
+		if s.tun.Schedstats {
+			ms("slice_max", st.SliceMax)
+			ms("wait_max", st.WaitMax)
+			ms("wait_sum", st.WaitSum)
+			count("wait_count", st.WaitCount)
+			count("nr_wakeups", st.NrWakeups)
+			count("nr_wakeups_sync", st.NrWakeupsSync)
+			count("nr_wakeups_migrate", st.NrWakeupsMig)
+			count("nr_wakeups_local", st.NrWakeupsLoc)
+			count("nr_wakeups_remote", st.NrWakeupsRem)
+			avgAtom, avgPerCPU := int64(-1), int64(-1)
+			if nrSwitches > 0 {
+				avgAtom = int64(se.SumExecRuntime) / nrSwitches
+			}
+			if st.NrMigrations > 0 {
+				avgPerCPU = int64(se.SumExecRuntime) / st.NrMigrations
+			}
+			ms("avg_atom", avgAtom)
+			ms("avg_per_cpu", avgPerCPU)
 		}
-		if st.NrMigrations > 0 {
-			avgPerCPU = int64(se.SumExecRuntime) / st.NrMigrations
-		}
-		ms("avg_atom", avgAtom)
-		ms("avg_per_cpu", avgPerCPU)
 		count("nr_switches", nrSwitches)
 		count("nr_voluntary_switches", st.NrVolSwitch)
 		count("nr_involuntary_switches", st.NrInvolSwitch)

@@ -39,6 +39,9 @@ type Config struct {
 	// until its CPU runs the delayed wake_up_new_task() (evFork). 0: every
 	// task is forked at once.
 	StartJitter int64
+	// Sched are the tunables set by name (-sched), over the defaults
+	// NewTunables computes for the machine.
+	Sched SchedSettings
 }
 
 // Sim is an emulated machine: its runqueues, task groups and tasks, the
@@ -169,10 +172,13 @@ func New(cfg Config) (*Sim, error) {
 	default:
 		return nil, fmt.Errorf("driver %q unknown (allowed: serial, parallel)", cfg.Driver)
 	}
+	if err := cfg.Sched.Check(cfg.Features); err != nil {
+		return nil, err
+	}
 	m := cfg.Machine
 	s := &Sim{
 		m: m, feat: cfg.Features, cfg: cfg,
-		tun:   NewTunables(m.NumCPUs(), m.HZ),
+		tun:   NewTunables(m.NumCPUs(), m.HZ, cfg.Sched),
 		space: contention.NewSpace(m),
 		syms:  newSymbolTable(),
 	}
@@ -220,7 +226,9 @@ func New(cfg Config) (*Sim, error) {
 		s.root.cfsRq[cpu] = rq.cfs
 		s.cpus = append(s.cpus, rq)
 	}
-	s.uclampUsed = cfg.Features.Has(UCLAMP)
+	// core.c: sysctl_sched_uclamp_handler(): a write that changes a
+	// system default clamp enables sched_uclamp_used.
+	s.uclampUsed = cfg.Features.Has(UCLAMP) || s.tun.UclampUtilMin != contention.SchedCapacityScale || s.tun.UclampUtilMax != contention.SchedCapacityScale
 	s.llcSnap = make([]llcSnap, m.NumCPUs())
 	s.buildDomains()
 	s.forkView = make([]forkCPU, len(s.cpus))

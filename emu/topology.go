@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // Sched domain flags (include/linux/sched/sd_flags.h).
@@ -106,10 +107,24 @@ type llcInfo struct {
 	l2ID   int // the L2 (cluster or core) id, for TTWU_QUEUE_L2
 }
 
+// numaInPackage is smpboot.c's x86_has_numa_in_package: some package
+// holds CPUs of two nodes (set_cpu_sibling_map(): match_pkg() and not
+// topology_same_node()).
+func numaInPackage(m *hwmodel.Machine) bool {
+	for _, pkg := range m.Packages {
+		for _, c := range pkg {
+			if m.CPUs[c].Node != m.CPUs[pkg[0]].Node {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // buildDomains builds every CPU's sched domains from the machine as the
 // kernel does (sched_init_domains(), default_topology / x86_topology):
 // SMT (SMT siblings), CLS (CPUs behind one L2), MC (the LLC), PKG (the
-// package), then one NUMA level per distinct SLIT distance. A level whose
+// package, unless it spans nodes), then one NUMA level per distinct SLIT distance. A level whose
 // span equals its child's degenerates away (sd_parent_degenerate()); when
 // CLS and MC coincide the LLC level is kept, named MC.
 func (s *Sim) buildDomains() {
@@ -126,7 +141,14 @@ func (s *Sim) buildDomains() {
 		{"SMT", func(c int) []int { return m.SMTSiblings(c) }, base | SD_SHARE_CPUCAPACITY | SD_SHARE_LLC | SD_PREFER_SIBLING, 0},
 		{"CLS", func(c int) []int { return m.L2s[m.CPUs[c].L2] }, base | SD_CLUSTER | SD_SHARE_LLC | SD_PREFER_SIBLING, 0},
 		{"MC", func(c int) []int { return m.LLCSpan(c) }, base | SD_SHARE_LLC | SD_PREFER_SIBLING, 0},
-		{"PKG", func(c int) []int { return m.Packages[m.CPUs[c].Package] }, base | SD_PREFER_SIBLING, 0},
+	}
+	// smpboot.c: build_sched_topology(): with NUMA inside the package
+	// (x86_has_numa_in_package: a package holds CPUs of more than one
+	// node, as Cascade Lake-AP's two dies do) the PKG level is skipped,
+	// "since the NUMA domains will auto-magically create the right
+	// spanning domains based on the SLIT".
+	if !numaInPackage(m) {
+		levels = append(levels, level{"PKG", func(c int) []int { return m.Packages[m.CPUs[c].Package] }, base | SD_PREFER_SIBLING, 0})
 	}
 	// NUMA levels: for each distinct distance d > 10, the CPUs of nodes
 	// within d of this CPU's node (sched_init_numa()).

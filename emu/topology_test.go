@@ -11,7 +11,8 @@ import (
 // TestDomainsGolden pins CPU 0's sched domains on every preset as the
 // kernel builds them (kernel-mechanisms.md 12): SPR SMT -> MC(112) ->
 // NUMA; EPYC SMT -> MC(16) -> PKG(192) -> NUMA without SD_WAKE_AFFINE
-// (SLIT 32 > RECLAIM_DISTANCE); HiKey MC(4) -> PKG(8).
+// (SLIT 32 > RECLAIM_DISTANCE); HiKey MC(4) -> PKG(8); Cascade Lake-AP
+// SMT -> MC(48) -> NUMA(192), no PKG (NUMA inside the package).
 func TestDomainsGolden(t *testing.T) {
 	var b strings.Builder
 	for _, name := range hwmodel.PresetNames() {

@@ -19,13 +19,16 @@ import (
 // source's and destination's rqs).
 
 // uclampEffective is uclamp_eff_value() for both ids: the task's request,
-// or the defaults (min 0, max 1024). Task-group clamps are not modeled
+// or the defaults (min 0, max 1024), each at most the system default
+// clamp (uclamp_eff_get(): "System default restrictions always apply";
+// kernel.sched_util_clamp_min / _max). Task-group clamps are not modeled
 // (every group has the default [0, 1024]).
 func (t *Task) uclampEffective() (lo, hi uint32) {
+	lo, hi = 0, contention.SchedCapacityScale
 	if t.hasClamp {
-		return t.uclampReq[contention.UclampMin], t.uclampReq[contention.UclampMax]
+		lo, hi = t.uclampReq[contention.UclampMin], t.uclampReq[contention.UclampMax]
 	}
-	return 0, contention.SchedCapacityScale
+	return min(lo, t.sim.tun.UclampUtilMin), min(hi, t.sim.tun.UclampUtilMax)
 }
 
 // uclampRQInc is core.c: uclamp_rq_inc().

@@ -26,7 +26,7 @@ type Run struct {
 
 // CommandLine is the run as an emu command line (without the seed).
 func (r Run) CommandLine() string {
-	parts := []string{"emu", "run", "-topo", r.Topo, "-features", r.Features, "-workload", r.Workload}
+	parts := []string{"emu", "run", "-topo", r.Topo, "-features", ShellQuote(r.Features), "-workload", r.Workload}
 	for _, a := range r.Args {
 		parts = append(parts, ShellQuote(a))
 	}
@@ -93,8 +93,11 @@ type Outcome struct {
 	// line most stalled on (Sim.Lines), nil when the run has none.
 	TgLine     *contention.LineStats
 	Histograms []bench.Histogram
-	Report     string
-	HostSec    float64
+	// Sched are the tunables in force, by name (those the run's kernel
+	// has: Tunables.Values).
+	Sched   map[string]uint64
+	Report  string
+	HostSec float64
 }
 
 // Value reads a metric by name: a workload metric ("throughput_per_client",
@@ -136,12 +139,12 @@ func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := emu.ParseFeatures(r.Features)
+	f, sched, _, err := emu.ParseKernel(r.Features)
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	res, err := bench.Execute(w, bench.RunConfig{Machine: m, Features: f, Seed: seed, Epoch: eng.Epoch,
+	res, err := bench.Execute(w, bench.RunConfig{Machine: m, Features: f, Sched: sched, Seed: seed, Epoch: eng.Epoch,
 		Driver: eng.Driver, Workers: eng.Workers, Pin: eng.Pin, Check: eng.Check, Stop: eng.Stop, Progress: eng.Progress})
 	if err != nil {
 		return nil, err
@@ -182,7 +185,8 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
-		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String()}
+		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),
+		Sched: s.Tunables().Values(s.Features())}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}

@@ -39,6 +39,8 @@ examples:
       -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.02 -cgroup docker
   emu compare -base v6.6-eevdf,-RUN_TO_PARITY -patch v6.6-eevdf -topo spr-1s \
       -workload hackbench -g 28 -f 20 -T -l 50
+  emu compare -base v6.6-eevdf -patch 'v6.6-eevdf;sched:base_slice_ns=2800000' \
+      -topo icl-2s -workload hackbench -g 8 -l 100   # -sched NAME=VALUE: both sides
 
 workloads:
 %s`
@@ -96,12 +98,15 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	sides := []string{base, patch}
 	feats := make([]emu.Features, 2)
+	scheds := make([]emu.SchedSettings, 2)
 	for i, spec := range sides {
-		f, _, err := parseFeatureFlag("-"+[]string{"base", "patch"}[i], spec)
+		// The -sched flags apply to both sides, each side's own
+		// ;sched: part under them.
+		f, s, canon, err := parseKernelFlag("-"+[]string{"base", "patch"}[i], spec, e.sched)
 		if err != nil {
 			return err
 		}
-		feats[i] = f
+		feats[i], scheds[i], sides[i] = f, s, canon
 	}
 	// Validate the workload's flags once before the runs.
 	if _, err := st.mk(st.m); err != nil {
@@ -120,6 +125,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			cfg := runConfig(&e, st.m, feats[side])
+			cfg.Sched = scheds[side]
 			cfg.Seed = seed
 			if jobs > 1 && cfg.Workers == 0 {
 				// As sweep -j: the host's CPUs shared among the runs.

@@ -26,6 +26,7 @@ func TestTopoPresets(t *testing.T) {
 		{"spr-1s", []string{"CPU(s):              112", "LLC domain(s):       1 (112 CPUs each)"}},
 		{"epyc-9654-2s", []string{"CPU(s):              384", "LLC domain(s):       24 (16 CPUs each)", "NUMA node(s):        2"}},
 		{"icl-2s", []string{"CPU(s):              128", "LLC domain(s):       2 (64 CPUs each)"}},
+		{"clx-ap-2s", []string{"CPU(s):              192", "LLC domain(s):       4 (48 CPUs each)", "Socket(s):           2", "NUMA node(s):        4"}},
 		{"xeon-e5-2x10", []string{"CPU(s):              40", "Thread(s) per core:  2"}},
 		{"hikey-8", []string{"CPU(s):              8", "Cluster(s):          2", "LLC domain(s):       2 (4 CPUs each)"}},
 		{"host", []string{"Machine:             host", "detected:"}},
@@ -91,7 +92,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown topology", []string{"topo", "spr-3s"}, `unknown topology "spr-3s" (allowed: epyc-9654-2s, hikey-8`},
+		{"unknown topology", []string{"topo", "spr-3s"}, `unknown topology "spr-3s" (allowed: clx-ap-2s, epyc-9654-2s, hikey-8`},
 		{"unknown field", []string{"topo", file("a.yaml", strings.Replace(string(good), "hz: 250", "hz: 250\nl3_shared_by: 4", 1))}, "l3_shared_by"},
 		{"asymmetric siblings", []string{"topo", file("b.yaml", strings.Replace(explicit, `siblings: "1"`, `siblings: "1,2"`, 1))}, "not symmetric"},
 		{"cpu in two LLCs", []string{"topo", file("c.yaml", strings.Replace(explicit, `core: 3, siblings: "3", l2: "0-3", llc: "0-3"`, `core: 3, siblings: "3", l2: "0-3", llc: "2-3"`, 1))}, "in two llc domains"},

@@ -48,6 +48,9 @@ type recordConfig struct {
 	Params  map[string]string `json:"params"`
 	EpochNS int64             `json:"epoch_ns"`
 	Driver  string            `json:"driver"`
+	// Sched are the tunables in force (those the kernel has), by their
+	// -sched names: emu plot -x and -by read them as axes.
+	Sched map[string]uint64 `json:"sched,omitempty"`
 }
 
 type hostInfo struct {
@@ -93,7 +96,7 @@ func newRecord(o *study.Outcome, driver string) *record {
 	}
 	return &record{
 		Config: recordConfig{Topo: o.Run.Topo, CPUs: o.CPUs, Features: o.Run.Features, Workload: o.Run.Workload,
-			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver},
+			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched},
 		Seed: o.Seed, Host: h, Complete: o.Complete, Result: o.Metrics, LKP: o.LKP, Counters: o.Counters,
 		Profile: prof, Histograms: o.Histograms,
 	}
@@ -230,7 +233,8 @@ func (r *record) value(name string) (float64, bool) {
 }
 
 // axis reads a config value or workload flag of a record: topo,
-// features, workload, seed, cpus, or a flag name (nr, g, l, ...).
+// features, workload, seed, cpus, a tunable (base_slice_ns, ...), or a
+// flag name (nr, g, l, ...).
 func (r *record) axis(name string) string {
 	switch name {
 	case "topo":
@@ -244,12 +248,15 @@ func (r *record) axis(name string) string {
 	case "cpus":
 		return fmt.Sprint(r.Config.CPUs)
 	}
+	if v, ok := r.Config.Sched[name]; ok {
+		return fmt.Sprint(v)
+	}
 	return r.Config.Params[strings.TrimLeft(name, "-")]
 }
 
 // appendRunRecord appends emu run's result to an NDJSON file.
-func appendRunRecord(path string, f *runFlags, st *setup, res *bench.Result, hostSec float64) error {
-	run := study.Run{Topo: st.m.Name, Features: f.features, Workload: st.spec.Name, Args: workloadArgs(st)}
+func appendRunRecord(path string, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
+	run := study.Run{Topo: st.m.Name, Features: featSpec, Workload: st.spec.Name, Args: workloadArgs(st)}
 	o := study.Summarize(run, f.seed, res)
 	o.HostSec = hostSec
 	o.EpochNS = epochNS(f.epoch, res.Sim)

@@ -23,8 +23,8 @@ import (
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [engine flags]
-               [-workload NAME] [workload flags]
+const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [-sched NAME=VALUE]...
+               [engine flags] [-workload NAME] [workload flags]
 
 Runs a workload on an emulated machine and prints its result the way the
 real tool does. Engine and workload flags may come in any order; -h after
@@ -39,6 +39,7 @@ examples:
   emu run -topo spr-2s -workload netperf -t UDP_RR -nr 100%% -l 0.05 -cgroup docker
   emu run -topo epyc-9654-2s -features v6.6-eevdf,+TTWU_QUEUE_L2 -workload hackbench -g 32 -f 20 -T -p -l 200
   emu run -topo hikey-8 -workload schbench -m 2 -t 4 -r 2 -profile -schedstat sched.txt
+  emu run -topo icl-2s -sched base_slice_ns=2800000 -workload hackbench -g 8 -l 100
   emu run -topo host -workload pipe -l 200000 -json > run.json
   emu run -workload rtapp -f my-load.json -trace run.trace   # Perfetto: open run.trace
 
@@ -54,14 +55,16 @@ type engineFlags struct {
 	workers                         int
 	pin, check                      bool
 	progress                        bool
+	sched                           schedFlag
 }
 
 func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
 	fs.StringVar(&e.topo, "topo", "spr-2s", "machine: a preset ("+strings.Join(hwmodel.PresetNames(), ", ")+": this machine) or a spec FILE")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE applied to the host preset (emu calibrate -o)")
 	if withFeatures {
-		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them)")
+		fs.StringVar(&e.features, "features", emu.DefaultProfile, "kernel profile with +FEATURE/-FEATURE edits (emu features lists them), then optionally ;sched:NAME=VALUE,... tunables")
 	}
+	fs.Var(&e.sched, "sched", schedUsage+strings.Join(emu.KnobNames(), ", "))
 	fs.StringVar(&e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
 	fs.Uint64Var(&e.seed, "seed", 1, "PRNG seed: same seed and flags, same bytes out")
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the machine's lookahead, the exact schedule); larger is faster and approximate")
@@ -411,7 +414,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	feat, featSpec, err := parseFeatureFlag("-features", f.features)
+	feat, sched, featSpec, err := parseKernelFlag("-features", f.features, f.sched)
 	if err != nil {
 		return err
 	}
@@ -459,6 +462,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	stop, unlisten := interrupts()
 	defer unlisten()
 	cfg := runConfig(&f.engineFlags, st.m, feat)
+	cfg.Sched = sched
 	cfg.Stop = stop
 	cfg.TraceWindow = 0
 	if f.trace != "" {
@@ -510,7 +514,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if f.ndjson != "" {
-		if err := appendRunRecord(f.ndjson, &f, st, res, hostSec); err != nil {
+		if err := appendRunRecord(f.ndjson, &f, featSpec, st, res, hostSec); err != nil {
 			return err
 		}
 	}
@@ -699,7 +703,7 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"config": map[string]any{
 			"topo": st.m.Name, "cpus": len(st.m.CPUs), "features": featSpec,
 			"workload": st.spec.Name, "args": st.args, "seed": f.seed, "epoch_ns": epochNS(f.epoch, s),
-			"driver": f.driver,
+			"driver": f.driver, "sched": s.Tunables().Values(s.Features()),
 		},
 		"host": map[string]any{
 			"hostname": hostname, "vendor": id.Vendor, "model": id.Model, "arch": id.Arch,

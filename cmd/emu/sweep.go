@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/study"
 )
 
@@ -25,7 +26,7 @@ func init() {
 }
 
 const sweepUsage = `usage: emu sweep [-print | -slurm | -count | -index I | -j N] [-o FILE.ndjson | -o DIR/]
-                 [-topo A,B] [-features F1|F2] [-seeds N] [engine flags]
+                 [-topo A,B] [-features F1|F2] [-sched NAME=V1,V2]... [-seeds N] [engine flags]
                  -workload NAME [workload flags; a comma list is an axis]
 
 Expands a grid into one emu run per point: the cross product of the
@@ -39,7 +40,9 @@ holds a comma: -r '1,1|64,64'; a flag whose default has a comma, such as
 netperf's -r, splits on "|" only). -features splits on "|"; without one,
 "PROFILE,+X,-Y" is the list PROFILE, PROFILE,+X, PROFILE,-Y (each edit
 alone against the profile), so -features v6.6-eevdf,+TG_LOAD_RATELIMIT
-is base vs patch.
+is base vs patch. Each -sched NAME=V1,V2,... is a tunable axis (one knob
+per flag) crossed with the feature sets; a feature set with its own
+;sched: part is one set (list several with "|").
 
 modes:
   (none)    run every point here, -j at a time, with a progress line
@@ -135,9 +138,10 @@ func splitList(v string, commas bool) []string {
 }
 
 // splitFeatures reads -features: "A|B" is A and B; "P,+X,-Y" is P,
-// P,+X and P,-Y; "P,Q" two profiles.
+// P,+X and P,-Y; "P,Q" two profiles; a set with a ;sched: part is one
+// set (list several with "|").
 func splitFeatures(v string) []string {
-	if strings.Contains(v, "|") {
+	if strings.Contains(v, "|") || strings.Contains(v, ";") {
 		return splitList(v, false)
 	}
 	var out []string
@@ -168,6 +172,7 @@ type sweepOpts struct {
 	out                 string
 	emu                 string
 	topo, features      string
+	sched               schedFlag
 	e                   engineFlags
 	seeds               int
 }
@@ -182,6 +187,7 @@ func (o *sweepOpts) declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.emu, "emu", "emu", "the emu binary the printed commands call")
 	fs.StringVar(&o.topo, "topo", "spr-2s", "machines, comma-separated")
 	fs.StringVar(&o.features, "features", "v6.6-eevdf", `feature sets: "A|B", or "PROFILE,+X,-Y" for PROFILE, PROFILE,+X and PROFILE,-Y`)
+	fs.Var(&o.sched, "sched", "a tunable axis `NAME=V1,V2,...` (one knob per flag, repeatable; crossed with the feature sets; emu features lists the knobs)")
 	fs.StringVar(&o.e.workload, "workload", "hackbench", "workload: "+strings.Join(bench.Names(), ", "))
 	fs.Uint64Var(&o.e.seed, "seed", 1, "first seed")
 	fs.IntVar(&o.seeds, "seeds", 1, "seeds per point")
@@ -298,6 +304,11 @@ func parseSweep(args []string, stderr io.Writer) (*sweep, *sweepOpts, error) {
 	if len(sw.topos) == 0 || len(sw.features) == 0 {
 		return nil, nil, usagef("sweep: -topo and -features need at least one value")
 	}
+	feats, err := expandSched(sw.features, o.sched)
+	if err != nil {
+		return nil, nil, err
+	}
+	sw.features = feats
 	sw.seed, sw.seeds = o.e.seed, o.seeds
 	return sw, o, nil
 }
@@ -478,4 +489,59 @@ func wflagNames(fs *flag.FlagSet) string {
 	var n []string
 	fs.VisitAll(func(f *flag.Flag) { n = append(n, "-"+f.Name) })
 	return strings.Join(n, " ")
+}
+
+// expandSched crosses the feature sets with the -sched axes (one knob per
+// flag, its values a list, the last axis varying fastest) into canonical
+// feature specs (emu.ParseKernel), each checked: a bad name, value or
+// knob for a set's kernel is bad input before anything runs.
+func expandSched(features, axes []string) ([]string, error) {
+	type axis struct {
+		name string
+		vals []string
+	}
+	var list []axis
+	for _, a := range axes {
+		name, vals, ok := strings.Cut(a, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, usagef("-sched: %q is not NAME=V1,V2,... (allowed names: %s)", a, strings.Join(emu.KnobNames(), ", "))
+		}
+		for _, p := range list {
+			if p.name == name {
+				return nil, usagef("-sched: %s given twice (one flag per knob; list its values in it)", name)
+			}
+		}
+		vs := splitList(vals, true)
+		if len(vs) == 0 {
+			return nil, usagef("-sched: %s: empty list", name)
+		}
+		list = append(list, axis{name, vs})
+	}
+	var out []string
+	for _, f := range features {
+		idx := make([]int, len(list))
+		for {
+			var extra []string
+			for i, a := range list {
+				extra = append(extra, a.name+"="+a.vals[idx[i]])
+			}
+			_, _, canon, err := parseKernelFlag("-features", f, extra)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, canon)
+			i := len(idx) - 1
+			for ; i >= 0; i-- {
+				if idx[i]++; idx[i] < len(list[i].vals) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i < 0 {
+				break
+			}
+		}
+	}
+	return out, nil
 }

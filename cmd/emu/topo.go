@@ -13,7 +13,7 @@ NUMA counts, the package/LLC/core tree with Linux CPU numbers, the SLIT,
 and the cache-line transfer latency of each distance class with its source.
 
 NAME is a built-in preset (spr-2s, spr-1s, epyc-9654-2s, icl-2s,
-xeon-e5-2x10, hikey-8) or "host" (detected from sysfs and cpuid); FILE is
+clx-ap-2s, xeon-e5-2x10, hikey-8) or "host" (detected from sysfs and cpuid); FILE is
 a spec file (YAML or JSON). -spec prints the preset's spec file instead, to
 copy and edit.
 
