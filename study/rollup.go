@@ -15,7 +15,7 @@ type Pair struct {
 	Study, Row, Metric string
 	Emulated           float64
 	Lo, Hi             float64
-	Format             string // the metric's verb and unit
+	Format, Unit       string // the metric's verb and unit
 }
 
 // Within is the calibration test: the emulated value is within a factor
@@ -41,7 +41,7 @@ func (p Pair) format(v float64) string {
 	if f == "" {
 		f = "%.0f"
 	}
-	return fmt.Sprintf(f, v)
+	return fmt.Sprintf(f, v) + p.Unit
 }
 
 // calibFactor is the calibration test's factor.
@@ -94,31 +94,26 @@ func (r *Runner) pairs(st *Study, rows []*Row, cells map[string][]cell) []Pair {
 			for i, c := range cs {
 				means[i], _ = c.stat(m)
 			}
-			add := func(metric string, e, lo, hi float64, format string) {
-				out = append(out, Pair{Study: st.Name, Row: row.Label, Metric: metric, Emulated: e, Lo: lo, Hi: hi, Format: format})
+			add := func(metric string, e, lo, hi float64, format, unit string) {
+				out = append(out, Pair{Study: st.Name, Row: row.Label, Metric: metric, Emulated: e, Lo: lo, Hi: hi, Format: format, Unit: unit})
 			}
-			vf := m.Format
-			if vf == "" {
-				vf = "%.0f"
-			}
-			vf += m.Unit
 			if mi == 0 {
 				for i, p := range row.Pub {
 					if p != 0 && i < len(means) {
-						add(m.Name+" ["+st.Settings[i].Label+"]", means[i], p, p, vf)
+						add(m.Name+" ["+st.Settings[i].Label+"]", means[i], p, p, m.Format, m.Unit)
 					}
 				}
 				last := len(row.Pub) - 1
 				if last > 0 && last < len(means) && row.Pub[0] != 0 && row.Pub[last] != 0 && !st.Ratio {
 					pc := change(row.Pub[0], row.Pub[last], false)
-					add(m.Name+" change ["+st.Settings[last].Label+"]", change(means[0], means[last], false), pc, pc, "%+.1f%%")
+					add(m.Name+" change ["+st.Settings[last].Label+"]", change(means[0], means[last], false), pc, pc, "%+.1f", "%")
 				}
 				if lo, hi, ok := pubChangeRange(row.PubChange); ok && len(means) > 1 {
-					add(m.Name+" change ["+st.Settings[1].Label+"]", change(means[0], means[1], false), lo, hi, "%+.1f%%")
+					add(m.Name+" change ["+st.Settings[1].Label+"]", change(means[0], means[1], false), lo, hi, "%+.1f", "%")
 				}
 			}
 			if m.Pub != 0 && len(means) > 0 {
-				add(m.Name, means[0], m.Pub, m.Pub, vf)
+				add(m.Name, means[0], m.Pub, m.Pub, m.Format, m.Unit)
 			}
 		}
 	}
@@ -129,12 +124,8 @@ func (r *Runner) pairs(st *Study, rows []*Row, cells map[string][]cell) []Pair {
 			continue
 		}
 		mean, _ := cs[n.Setting].stat(n.Metric)
-		f := n.Metric.Format
-		if f == "" {
-			f = "%.0f"
-		}
 		out = append(out, Pair{Study: st.Name, Row: n.Row, Metric: n.Metric.Name + " [" + st.Settings[n.Setting].Label + "]",
-			Emulated: mean, Lo: v, Hi: v, Format: f + n.Metric.Unit})
+			Emulated: mean, Lo: v, Hi: v, Format: n.Metric.Format, Unit: n.Metric.Unit})
 	}
 	return out
 }

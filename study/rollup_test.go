@@ -91,6 +91,9 @@ func TestRollup(t *testing.T) {
 	if n := len(r.sums["lkp-base"].Pairs); n != 15 {
 		t.Errorf("lkp-base: %d pairs, want 15", n)
 	}
+	if strings.Contains(text, "%!") {
+		t.Error("a bad format verb in the output")
+	}
 	for _, s := range []string{"needs profile v6.11", "needs profile v6.14", "hb-icl-process-pipe", "update_cfs_group (self)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("output lacks %q", s)
