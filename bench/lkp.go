@@ -17,6 +17,8 @@ func LKPStats(workload, report string) map[string]float64 {
 		st, _ = lkpNetperf(report)
 	case "hackbench":
 		st = lkpHackbench(report)
+	case "stress-ng":
+		st = lkpStressNG(report)
 	}
 	if st == nil {
 		return nil
@@ -38,6 +40,7 @@ var (
 	lkpHackbenchRun   = regexp.MustCompile(`^Running in .* mode with (\d+) groups using (\d+) file descriptors each \(== (\d+) tasks\)`)
 	lkpHackbenchPass  = regexp.MustCompile(`^Each sender will pass (\d+) messages of (\d+) bytes`)
 	lkpHackbenchPass2 = regexp.MustCompile(`^Each sender passed (\d+) messages of (\d+) bytes in average`)
+	lkpStressNGHeader = regexp.MustCompile(`\(secs\)\s+\(secs\)\s+\(secs\)`)
 )
 
 // lkpNetperf is lkp-tests stats/netperf: it finds the throughput, time
@@ -130,4 +133,41 @@ func lkpHackbench(out string) map[string]float64 {
 		return nil
 	}
 	return map[string]float64{"throughput": float64(kb) / tm}
+}
+
+// lkpStressNG is lkp-tests programs/stress-ng/parse: after the metrics
+// table's "(secs) (secs) (secs)" header line, a line of 10 or 12 fields
+// (--metrics-brief's, or --metrics') gives a stressor's bogo ops (field 4)
+// and its bogo ops/s over real time (field 8): STRESSOR.pass, .ops and
+// .ops_per_sec, or STRESSOR.fail for 0 ops; the --times block ("run
+// time:") ends the table.
+func lkpStressNG(out string) map[string]float64 {
+	var st map[string]float64
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case lkpStressNGHeader.MatchString(line):
+			st = map[string]float64{}
+		case strings.Contains(line, "run time:"):
+			return st
+		case st != nil:
+			items := strings.Fields(line)
+			if len(items) != 10 && len(items) != 12 {
+				continue
+			}
+			name := items[3]
+			if items[4] == "0" {
+				st[name+".fail"] = 1
+				continue
+			}
+			ops, err1 := strconv.ParseFloat(items[4], 64)
+			rate, err2 := strconv.ParseFloat(items[8], 64)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			st[name+".pass"] = 1
+			st[name+".ops"] = ops
+			st[name+".ops_per_sec"] = rate
+		}
+	}
+	return st
 }

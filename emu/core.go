@@ -343,10 +343,12 @@ func (rq *RQ) handle(e *event) {
 		if rq.curr != nil || rq.nrRunning > 0 {
 			rq.armTick()
 		}
+		rq.hrtimerRunQueues()
 	case evTimer:
 		// hrtimer_wakeup() in interrupt context on this CPU.
 		e.tm.cancelled = true
 		rq.tryToWakeUp(e.tm.task, nil, rq.now, 0)
+		rq.hrtimerRunQueues()
 	case evMsg:
 		rq.handleMsg(e.msg)
 	case evAction:

@@ -43,6 +43,7 @@ const (
 type Action struct {
 	Op       ActionOp
 	NS       int64
+	Slack    int64 // ActSleep: the timer's slack (SleepRange, hrtimer.go)
 	Sem      *Sem
 	HasStamp bool  // ActSignal: NS is the stamp (else the signaller's clock)
 	Sync     bool  // ActSignal: WF_SYNC, the waker is about to sleep
@@ -154,10 +155,10 @@ func (rq *RQ) finishAction(t *Task, a *Action) {
 		}
 		t.remaining = a.NS
 	case ActSleep:
-		if a.NS <= 0 {
+		if a.Slack == 0 && a.NS <= 0 {
 			panic(fmt.Sprintf("emu: task %v: Sleep(%d): duration must be positive", t, a.NS))
 		}
-		rq.sleep(t, a.NS)
+		rq.sleepRange(t, a.NS, a.Slack)
 	case ActWait:
 		sem := a.Sem
 		if sem == nil {
@@ -224,11 +225,4 @@ func (rq *RQ) exitTask(t *Task) {
 	t.setState(TaskDead)
 	rq.exited++
 	rq.schedule(false)
-}
-
-// sleep puts curr to sleep for ns on an hrtimer.
-func (rq *RQ) sleep(t *Task, ns int64) {
-	t.timer = &sleepTimer{task: t}
-	rq.events.push(event{t: rq.now + ns, kind: evTimer, tm: t.timer})
-	rq.schedule(true)
 }

@@ -49,7 +49,10 @@ type RQ struct {
 	// for their delivery time (ttwu.go, reschedCurr, active balance).
 	events    eventQueue
 	tickArmed bool
-	handled   int64 // events handled (stale ones excluded)
+	// slackTimers is at least the number of pending sleep timers armed
+	// with slack (hrtimer.go), 0 when there is none.
+	slackTimers int
+	handled     int64 // events handled (stale ones excluded)
 	// lastEvent is the stamp of the last event handled (the barrier
 	// reads it to measure late messages).
 	lastEvent int64

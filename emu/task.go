@@ -228,5 +228,6 @@ func (t *Task) setState(to TaskState) {
 // done by that CPU or at a barrier (claimWake).
 type sleepTimer struct {
 	task      *Task
+	soft      int64 // the soft expiry (hrtimer.go); the event's time is the hard one
 	cancelled bool
 }

@@ -89,6 +89,12 @@ type Outcome struct {
 	// NodeShares[n] the same over NUMA node n's CPUs (nil on one node).
 	Shares     map[string]float64
 	NodeShares []map[string]float64
+	// Self are every symbol's shares of all time, idle included (lkp's
+	// perf-profile.self.cycles-pp.*), in %.
+	Self map[string]float64
+	// VolSwitches and InvolSwitches are the tasks' nr_voluntary_switches
+	// and nr_involuntary_switches summed (/proc/PID/status).
+	VolSwitches, InvolSwitches int64
 	// TgLine is the weave's statistics of the task group's tg->load_avg
 	// line most stalled on (Sim.Lines), nil when the run has none.
 	TgLine     *contention.LineStats
@@ -122,6 +128,9 @@ func (o *Outcome) Value(name string) (float64, bool) {
 	}
 	if sym, ok := strings.CutPrefix(name, "share."); ok {
 		return o.Shares[sym], true // a symbol never run has share 0
+	}
+	if sym, ok := strings.CutPrefix(name, "self."); ok {
+		return o.Self[sym], true
 	}
 	return 0, false
 }
@@ -167,6 +176,15 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	prof := s.Profile(nil)
 	shares := busyShares(prof)
+	self := map[string]float64{}
+	for _, p := range prof {
+		self[p.Symbol] = p.Percent
+	}
+	var vol, invol int64
+	for _, t := range s.Tasks() {
+		vol += t.Stats.NrVolSwitch
+		invol += t.Stats.NrInvolSwitch
+	}
 	var nodeShares []map[string]float64
 	if nodes := s.Machine().Nodes; len(nodes) > 1 {
 		for _, cpus := range nodes {
@@ -186,7 +204,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
 		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),
-		Sched: s.Tunables().Values(s.Features())}
+		Sched: s.Tunables().Values(s.Features()), Self: self, VolSwitches: vol, InvolSwitches: invol}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}

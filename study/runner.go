@@ -37,7 +37,12 @@ type Runner struct {
 	// the OnRun calls are the same whatever Jobs is; only the host time
 	// differs (see prefetch).
 	Jobs int
+	// Rollup: a study with Study.Rollup ends with the calibration count
+	// (rollup.go). Off, it runs its own rows only.
+	Rollup bool
 
+	// sums are the summaries of the studies this runner reproduced.
+	sums  map[string]*Summary
 	cache map[string]*Outcome
 	// exec executes one run (nil: Execute); tests stub it.
 	exec func(Run, uint64, Engine) (*Outcome, error)
@@ -191,6 +196,13 @@ func (r *Runner) Reproduce(st *Study) (*Summary, error) {
 	}
 	if sum != nil {
 		sum.HostSec = time.Since(t0).Seconds()
+		if r.sums == nil {
+			r.sums = map[string]*Summary{}
+		}
+		r.sums[st.Name] = sum
+	}
+	if err == nil && st.Rollup && r.Rollup {
+		err = r.rollup(st, sum)
 	}
 	return sum, err
 }
@@ -199,6 +211,9 @@ func (r *Runner) Reproduce(st *Study) (*Summary, error) {
 func (r *Runner) rows(st *Study) []*Row {
 	var rows []*Row
 	for i := range st.Rows {
+		if st.Rows[i].Needs != "" {
+			continue // listed by grid, not run
+		}
 		if !st.Rows[i].Extra || r.All {
 			rows = append(rows, &st.Rows[i])
 		}
@@ -349,6 +364,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 		}
 	}
 	r.printTable(st, rows, cells, ref)
+	r.printNeeds(st)
 	if len(st.Notes) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 		fmt.Fprintf(w, "\n")
@@ -393,6 +409,9 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 		}
 	}
 	sum := &Summary{Study: st.Name}
+	if st.Set == "calibration" {
+		sum.Pairs = r.pairs(st, rows, cells)
+	}
 	if h := st.Headline; h != nil {
 		if cs, ok := cells[h.Row]; ok {
 			row := st.row(h.Row)
@@ -476,6 +495,11 @@ func (r *Runner) printTable(st *Study, rows []*Row, cells, ref map[string][]cell
 		if len(row.Pub) > 0 || row.PubChange != "" {
 			hasPub = true
 		}
+		for _, m := range st.rowMetrics(row) {
+			if m.Pub != 0 {
+				hasPub = true
+			}
+		}
 	}
 	hdr := []string{"row", "metric"}
 	for _, s := range st.Settings {
@@ -545,6 +569,9 @@ func (r *Runner) printTable(st *Study, rows []*Row, cells, ref map[string][]cell
 							ratios = append(ratios, fmt.Sprintf("%.2f", means[i]/p))
 						}
 					}
+				} else if m.Pub != 0 {
+					pubs = append(pubs, m.format(m.Pub))
+					ratios = append(ratios, fmt.Sprintf("%.2f", means[0]/m.Pub))
 				}
 				for len(pubs) < len(st.Settings) {
 					pubs = append(pubs, "")

@@ -240,6 +240,7 @@ var studies = []*Study{
 		Published: "the real perf bench on the same machine, in the same run",
 		Custom:    hostPipe,
 	},
+	lkpBase,
 	{
 		Name: "tgload-postgres", Set: "validation",
 		Doc:      "postgres-like sysbench OLTP, --threads = 75%/100% of the CPUs in one cgroup on spr-2s, v6.6-eevdf vs +TG_LOAD_RATELIMIT",
@@ -259,6 +260,7 @@ var studies = []*Study{
 		RefTopo:  "spr-2s",
 		Headline: &Headline{Row: "100%", Setting: 1},
 	},
+	tgloadStressNG,
 	{
 		Name: "l2-ttwu-epyc", Set: "validation",
 		Doc: "hackbench -g 32 -f 20 --threads --pipe -s 100 in a login session's cgroup (depth 3) on epyc-9654-2s (384 CPUs): base, +TTWU_QUEUE_L2, +TG_LOAD_RATELIMIT, both; time as a ratio to base",

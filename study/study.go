@@ -50,6 +50,11 @@ type Study struct {
 	Headline *Headline
 	// Custom replaces the generic grid (host-pipe runs the real perf).
 	Custom func(r *Runner, st *Study) (*Summary, error)
+	// Rollup: with Runner.Rollup, the study ends by running the other
+	// calibration studies (those this runner has not run yet) and
+	// counting their (row, metric) pairs and its own within x1.5 of the
+	// published figures (lkp-base: rollup.go).
+	Rollup bool
 }
 
 // Setting is one kernel compared: a column of the table.
@@ -61,8 +66,11 @@ type Setting struct {
 // Row is one workload variant: a line (or one line per metric) of the
 // table, run once per setting.
 type Row struct {
-	Label    string
-	Topo     string
+	Label string
+	Topo  string
+	// Features, when set, is the row's own kernel, run under every
+	// setting (lkp-base: each row on its report's kernel).
+	Features string
 	Workload string
 	// Args is the workload's command line; "{L}" stands for the run's
 	// length (Length).
@@ -77,6 +85,10 @@ type Row struct {
 	PubChange string
 	// Metrics override the study's.
 	Metrics []Metric
+	// Needs names the kernel profile the row's kernel needs when the
+	// model has none yet ("v6.11"): the row is listed with its published
+	// figures, not run.
+	Needs string
 }
 
 // Length is how a row is scaled down: the value "{L}" takes.
@@ -103,6 +115,10 @@ type Metric struct {
 	Format string // fmt verb for the value, "%.0f" when empty
 	// Unit is appended to the label ("%", "M/s").
 	Unit string
+	// Pub is the published value of this metric for a single-setting
+	// row (0: not given), shown beside the first setting with the ratio;
+	// Row.Pub gives the first metric's per setting instead.
+	Pub float64
 }
 
 func (m Metric) value(o *Outcome) float64 {
@@ -150,6 +166,9 @@ type Summary struct {
 	// the relative difference; empty when not run.
 	Steady  string
 	HostSec float64
+	// Pairs are the (row, metric) pairs with a published figure
+	// (calibration studies; rollup.go).
+	Pairs []Pair
 }
 
 // All lists the studies in experiments.md's order.
@@ -214,5 +233,9 @@ func (st *Study) runOf(r *Row, s Setting, l string, topo string) Run {
 	for i, a := range r.Args {
 		args[i] = strings.ReplaceAll(a, "{L}", l)
 	}
-	return Run{Topo: topo, Features: s.Features, Workload: r.Workload, Args: args}
+	f := s.Features
+	if r.Features != "" {
+		f = r.Features
+	}
+	return Run{Topo: topo, Features: f, Workload: r.Workload, Args: args}
 }

@@ -23,14 +23,17 @@ import (
 // TestEleven: every study of experiments.md is here, in its set, and
 // only the calibration set carries published figures.
 func TestEleven(t *testing.T) {
-	want := []string{"tgload-udprr", "tgload-hackbench", "tgload-profile", "uclamp-pipe", "host-pipe",
-		"tgload-postgres", "tgload-icl", "l2-ttwu-epyc", "run-to-parity", "lb-spread-llc", "migrate-starvation"}
+	want := []string{"tgload-udprr", "tgload-hackbench", "tgload-profile", "uclamp-pipe", "host-pipe", "lkp-base",
+		"tgload-postgres", "tgload-icl", "tgload-stressng", "l2-ttwu-epyc", "run-to-parity", "lb-spread-llc", "migrate-starvation"}
 	if got := Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("studies %v, want %v", got, want)
 	}
 	if doc, err := os.ReadFile("../../shared/experiments.md"); err == nil {
 		for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
 			_, err := Lookup(m[1])
+			if err != nil && isRow(m[1]) {
+				err = nil
+			}
 			switch issue, ok := pendingStudies[m[1]]; {
 			case ok && err == nil:
 				t.Errorf("experiments.md lists %s, which exists now: take it off pendingStudies", m[1])
@@ -55,6 +58,11 @@ func TestEleven(t *testing.T) {
 				if len(r.Pub) > 0 || r.PubChange != "" {
 					t.Errorf("%s/%s: a validation study prints no published figure", st.Name, r.Label)
 				}
+				for _, m := range st.rowMetrics(&r) {
+					if m.Pub != 0 {
+						t.Errorf("%s/%s: a validation study prints no published figure (%s)", st.Name, r.Label, m.Name)
+					}
+				}
 			}
 		default:
 			t.Errorf("%s: set %q", st.Name, st.Set)
@@ -66,20 +74,22 @@ func TestEleven(t *testing.T) {
 // that no study runs yet, with the issue that builds them: TestEleven
 // names them instead of failing, and fails once one exists (take it off).
 var pendingStudies = map[string]string{
-	"lkp-base":              "issue 42: the lkp calibration rows",
-	"nanosleep-spr":         "issue 42: a row of lkp-base",
-	"hb-icl-process-pipe":   "issue 42: a row of lkp-base",
-	"hb-epyc-threads-pipe":  "issue 42: a row of lkp-base",
-	"hb-spr-process-socket": "issue 42: a row of lkp-base",
-	"hb-icl-threads-pipe":   "issue 42: a row of lkp-base",
-	"hb-icl-process-socket": "issue 42: a row of lkp-base",
-	"hb-icl-threads-socket": "issue 42: a row of lkp-base",
-	"tgload-stressng":       "issue 42: needs the stress-ng workload",
-	"preempt-short-spr":     "issue 38: needs the v6.11/v6.12 profiles",
-	"preempt-short-icl":     "issue 38: needs the v6.12 profiles",
-	"base-slice-icl":        "issue 38: needs a v6.14 profile and base_slice_ns",
-	"sis-util-spr1s":        "issue 38: needs SIS_PROP and v5.19-cfs",
-	"ttwu-idle-clxap":       "issue 38: needs the clx-ap-2s preset and v5.19-cfs",
+	"preempt-short-spr": "issue 38: needs the v6.11/v6.12 profiles",
+	"preempt-short-icl": "issue 38: needs the v6.12 profiles",
+	"base-slice-icl":    "issue 38: needs a v6.14 profile and base_slice_ns",
+	"sis-util-spr1s":    "issue 38: needs SIS_PROP and v5.19-cfs",
+	"ttwu-idle-clxap":   "issue 38: needs v5.19-cfs",
+}
+
+// isRow: name is a row of a study (experiments.md's lkp-base table lists
+// its rows as a table of their own).
+func isRow(name string) bool {
+	for _, st := range All() {
+		if st.row(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TestCommandLines: every row's command line is valid for its workload

@@ -31,7 +31,8 @@ examples:
   emu reproduce -quick all                   # every study at the shortest meaningful scale
   emu reproduce -j 2 tgload-udprr            # two runs at once: faster on 2 cores
   emu reproduce -seeds 3 -o udprr.ndjson tgload-udprr
-  emu reproduce -fit host-pipe               # runs the real perf bench too`
+  emu reproduce -fit host-pipe               # runs the real perf bench too
+  emu reproduce -j 2 lkp-base                # lkp's base runs, then every calibration pair within x1.5`
 
 func runReproduce(args []string, stdout, stderr io.Writer) error {
 	var list strings.Builder
@@ -104,6 +105,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	defer w.close()
 	r.Steady = steady
+	r.Rollup = true // lkp-base ends with the calibration count
 	stop, unlisten := interrupts()
 	defer unlisten()
 	r.Engine = study.Engine{Driver: e.driver, Epoch: int64(e.epoch), Calib: e.calib, Stop: stop}

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestStressNGGolden(t *testing.T) {
+	_, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "stress-ng", "--nanosleep", "2", "--sem", "2", "--switch", "2", "-t", "0.02", "--metrics-brief", "--times")
+	golden(t, "stress-ng/hikey-8.golden", []byte(out))
+}
+
+func TestStressNGDriversAgree(t *testing.T) {
+	driversAgree(t, "hikey-8", "v6.6-eevdf", 3, 2, "stress-ng", "--nanosleep", "2", "--sem", "2", "--switch", "2", "-t", "0.01", "-cgroup", "docker")
+}
+
+// Bad values exit 2 naming the flag as stress-ng spells it.
+func TestStressNGBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-t", "1"}, "--nanosleep"},
+		{[]string{"--nanosleep", "1"}, "-t"},
+		{[]string{"--nanosleep", "-1", "-t", "1"}, "--nanosleep"},
+		{[]string{"--sem", "9000", "-t", "1"}, "--sem"},
+		{[]string{"--nanosleep", "7000", "--switch", "2000", "-t", "1"}, "--switch"},
+		{[]string{"--nanosleep", "8000", "-t", "1"}, "--nanosleep"},
+		{[]string{"--nanosleep", "1", "--nanosleep-threads", "0", "-t", "1"}, "--nanosleep-threads"},
+		{[]string{"--sem", "1", "--sem-procs", "1", "-t", "1"}, "--sem-procs"},
+		{[]string{"--switch", "1", "--switch-method", "mq", "-t", "1"}, "--switch-method"},
+	} {
+		_, err := build(machine(t, "hikey-8"), "stress-ng", c.args...)
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != c.flag {
+			t.Errorf("%v: err = %v, want a FlagError on %s", c.args, err, c.flag)
+		}
+	}
+	for _, v := range []string{"0", "-1", "x", "1e7", "NaN", "5q"} {
+		if _, err := build(machine(t, "hikey-8"), "stress-ng", "--sem", "1", "-t", v); err == nil {
+			t.Errorf("-t %s: no error", v)
+		}
+	}
+	for _, v := range []string{"1", "0.5", "2s", "1m", "1h"} {
+		if _, err := build(machine(t, "hikey-8"), "stress-ng", "--sem", "1", "-t", v); err != nil {
+			t.Errorf("-t %s: %v", v, err)
+		}
+	}
+}
+
+// sngRun runs stress-ng on hikey-8 for 0.2 s and returns its metrics and
+// the run's context switches per second.
+func sngRun(t *testing.T, args ...string) (map[string]float64, float64) {
+	t.Helper()
+	res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, "stress-ng", append(args, "-t", "0.2")...)
+	return res.Workload.Metrics(res.Sim).Values, res.Sim.Counters()["rate.context_switches_per_sec"]
+}
+
+// What each stressor's bogo op is, on an otherwise idle machine:
+//   - a nanosleep thread's op is 19 sleeps of [8, i+7] ns (262 µs in all
+//     on average) each ended by its timer's hard expiry, 50 µs of slack
+//     later, when nothing else interrupts the CPU: about 1.21 ms plus the
+//     19 wakeups;
+//   - a sem thread sleeps in usleep(0) on half its ops, until the timer's
+//     hard expiry (50 µs), and sched_yield()s alone on its CPU on the
+//     others: about 25 µs per op;
+//   - a switch op is a write that wakes the reader and a read that wakes
+//     the writer: two context switches per op.
+func TestStressNGOps(t *testing.T) {
+	v, _ := sngRun(t, "--nanosleep", "1", "--nanosleep-threads", "1")
+	if perOp := 1e6 / v["nanosleep.ops_per_sec"]; perOp < 1210 || perOp > 1450 {
+		t.Errorf("nanosleep: %.0f us per op, want 1210-1450 (19 sleeps of 13.8 us mean + 50 us slack each)", perOp)
+	}
+	v, _ = sngRun(t, "--sem", "1")
+	if perOp := 2 * 1e6 / v["sem.ops_per_sec"]; perOp < 25 || perOp > 35 {
+		t.Errorf("sem: %.1f us per op per thread, want 25-35 (half the ops a 50 us usleep(0))", perOp)
+	}
+	v, cs := sngRun(t, "--switch", "1")
+	if r := cs / v["switch.ops_per_sec"]; r < 1.9 || r > 2.2 {
+		t.Errorf("switch: %.2f context switches per op, want ≈2", r)
+	}
+}
+
+// Timer slack coalesces the sleeps of threads on one CPU: a sleep whose
+// soft expiry has passed ends at another sleeper's hard expiry, so two
+// threads per CPU (CPUs mostly idle) do more ops each than one.
+func TestStressNGNanosleepCoalesces(t *testing.T) {
+	one, _ := sngRun(t, "--nanosleep", "8", "--nanosleep-threads", "1")
+	two, _ := sngRun(t, "--nanosleep", "8", "--nanosleep-threads", "2")
+	a, b := one["nanosleep.ops_per_sec"]/8, two["nanosleep.ops_per_sec"]/16
+	t.Logf("ops/s per thread: one per CPU %.0f, two per CPU %.0f", a, b)
+	if b <= 1.03*a {
+		t.Errorf("two threads per CPU: %.0f ops/s per thread, not 3%% above one per CPU's %.0f", b, a)
+	}
+}
+
+// lkp's parser reads the --metrics-brief table: ops_per_sec is the real
+// time rate, as the -json metric, up to the table's two decimals; the
+// --metrics table parses the same.
+func TestLKPStressNG(t *testing.T) {
+	for _, table := range []string{"--metrics-brief", "--metrics"} {
+		res, out := runW(t, "hikey-8", "v6.6-eevdf", 1, "stress-ng", "--nanosleep", "1", "--switch", "1", "-t", "0.01", table, "--times")
+		st := LKPStats("stress-ng", out)
+		v := res.Workload.Metrics(res.Sim).Values
+		for _, name := range []string{"nanosleep", "switch"} {
+			got, want := st["stress-ng."+name+".ops_per_sec"], v[name+".ops_per_sec"]
+			if math.Abs(got-want) > 0.006 || st["stress-ng."+name+".pass"] != 1 || st["stress-ng."+name+".ops"] != v[name+".ops"] {
+				t.Errorf("%s: lkp stats %v, want %s.ops_per_sec %v, ops %v\n%s", table, st, name, want, v[name+".ops"], out)
+			}
+		}
+	}
+	if st := LKPStats("stress-ng", "stress-ng: info:  [1] dispatching hogs: 1 sem\n"); len(st) != 0 {
+		t.Errorf("stats without a metrics table: %v", st)
+	}
+	zero := "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n" +
+		"stress-ng: info:  [1] sem                   0      1.00      0.00      0.00         0.00           0.00\n"
+	if st := LKPStats("stress-ng", zero); st["stress-ng.sem.fail"] != 1 || strings.Contains(strings.Join(keys(st), ","), "pass") {
+		t.Errorf("a stressor with 0 ops: %v, want sem.fail", st)
+	}
+}
+
+func keys(m map[string]float64) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	return k
+}

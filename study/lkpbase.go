@@ -1,0 +1,154 @@
+package study
+
+import "fmt"
+
+// The kernel test robot's base-kernel runs (experiments.md, lkp-base) and
+// the stress-ng validation study on the same machine.
+//
+// lkp runs its jobs as lkp-tests' programs/*/run scripts inside the
+// lkp-bootstrap.service unit (rootfs/addon/etc/systemd/system), so in the
+// cgroup system.slice/lkp-bootstrap.service (depth 2). Its commands:
+//   - stress-ng (programs/stress-ng/run, October 2023): `stress-ng
+//     --timeout 60s --times --verify --metrics-brief --TEST NR_THREADS`,
+//     nr_threads 100% of the CPUs; lkp's parse reads
+//     stress-ng.TEST.ops_per_sec from the --metrics-brief table;
+//   - hackbench (programs/hackbench/run): `hackbench -g NR_THREADS -f 20
+//     --MODE [--pipe] -l $((30000 * nr_cpu / nr_threads)) -s 100`,
+//     nr_threads the groups (50% of 128 CPUs: 64), MODE process or
+//     threads, --pipe for ipc=pipe (sockets otherwise); the parse's
+//     hackbench.throughput is (tasks * loops * datasize >> 10) over the
+//     best Time: of the iterations (one here).
+
+// lkpCgroup is the cgroup lkp's jobs run in.
+const lkpCgroup = "system.slice/lkp-bootstrap.service"
+
+// Lengths.
+var (
+	// nanosleepLen: a nanosleep thread's op (19 sleeps) takes about 4 ms
+	// on the loaded spr-2s, and stress-ng counts an op when it ends, so a
+	// run of L s undercounts by about half an op per thread: 3% at 0.06 s.
+	nanosleepLen = Length{Default: 0.06, Quick: 0.004, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
+	// stressNGLen: sem's and switch's ops take microseconds.
+	stressNGLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
+	// lkpHackbenchLen: lkp's -l 60000 at 50% of 128 CPUs is minutes;
+	// 200 loops of 64 groups is about two minutes of host time.
+	lkpHackbenchLen = Length{Default: 200, Quick: 20, Int: true, Unit: "loops (hackbench -l; lkp: 30000 * nr_cpu / groups)"}
+)
+
+// lkp-base's metrics.
+var (
+	csPerSec  = Metric{Name: "context switches/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.context_switches_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
+	migPerSec = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
+	// nrRunning is rq->nr_running per CPU averaged over time, what lkp's
+	// sched_debug monitor averages over its samples of every CPU: by
+	// Little's law, the tasks' time on a runqueue (running, rq_cpu_time,
+	// or waiting, run_delay) over the CPUs' time.
+	nrRunning = Metric{Name: "nr_running per CPU", Format: "%.2f", Fn: func(o *Outcome) float64 {
+		d := o.Counters["run.virtual_sec"] * 1e9 * float64(max(o.CPUs, 1))
+		if d == 0 {
+			return 0
+		}
+		return (o.Counters["sched.RQCPUTime"] + o.Counters["sched.RunDelay"]) / d
+	}}
+	volInvol = Metric{Name: "voluntary/involuntary switches", Format: "%.2f", Fn: func(o *Outcome) float64 {
+		if o.InvolSwitches == 0 {
+			return 0
+		}
+		return float64(o.VolSwitches) / float64(o.InvolSwitches)
+	}}
+	// cpusUtilized is perf stat's "CPUs utilized": busy time over the run.
+	cpusUtilized = Metric{Name: "CPUs utilized", Format: "%.0f", Fn: func(o *Outcome) float64 {
+		return float64(o.CPUs) * (100 - o.Self["do_idle"]) / 100
+	}}
+	idleSelf = Metric{Name: "idle", Key: "self.do_idle", Format: "%.2f", Unit: "%"}
+)
+
+// selfShare is lkp's perf-profile.self.cycles-pp.SYM: the symbol's share
+// of all cycles, idle included.
+func selfShare(sym string) Metric {
+	return Metric{Name: sym + " (self)", Key: "self." + sym, Format: "%.2f", Unit: "%"}
+}
+
+// pub is m with its published value.
+func pub(m Metric, v float64) Metric { m.Pub = v; return m }
+
+// lkpHackbench is lkp's hackbench command line for groups groups.
+func lkpHackbench(groups int, mode string, pipe bool) []string {
+	args := []string{"-g", fmt.Sprint(groups), "-f", "20", "--" + mode}
+	if pipe {
+		args = append(args, "--pipe")
+	}
+	return append(args, "-l", "{L}", "-s", "100", "-cgroup", lkpCgroup)
+}
+
+var lkpBase = &Study{
+	Name: "lkp-base", Set: "calibration",
+	Doc: "the kernel test robot's base-kernel runs on spr-2s, icl-2s and epyc-9654-2s (stress-ng nanosleep, hackbench pipe/socket), each on its kernel",
+	Published: "lkp's base-kernel columns, 60-300 s averages (experiments.md lkp-base); nanosleep-spr's native_queued_spin_lock_slowpath 1.29% has no model symbol " +
+		"(a contended rq lock's wait is charged to its caller), and its select_idle_cpu 11.21% + select_idle_sibling 0.50% compare with the model's select_idle_sibling (which charges the scan there)",
+	Source:   "Intel 0-day kernel test robot reports, the parent commits' columns (lkp-tests)",
+	Settings: []Setting{{"row's kernel", ""}},
+	Rows: []Row{
+		{Label: "nanosleep-spr", Topo: "spr-2s", Features: "v6.6-eevdf", Workload: "stress-ng",
+			Args:   []string{"--timeout", "{L}", "--times", "--verify", "--metrics-brief", "--nanosleep", "224", "-cgroup", lkpCgroup},
+			Length: nanosleepLen,
+			Metrics: []Metric{
+				pub(Metric{Name: "stress-ng.nanosleep.ops_per_sec", Key: "stress-ng.nanosleep.ops_per_sec"}, 462089),
+				pub(csPerSec, 9.62), pub(migPerSec, 2.65),
+				pub(selfShare("update_cfs_group"), 30.41), pub(selfShare("update_load_avg"), 9.76),
+				pub(selfShare("select_idle_sibling"), 11.21+0.50),
+				pub(idleSelf, 8.19), pub(nrRunning, 2.05),
+			}},
+		{Label: "hb-icl-process-pipe", Topo: "icl-2s", Features: "v6.6-eevdf", Workload: "hackbench",
+			Args: lkpHackbench(64, "process", true), Length: lkpHackbenchLen,
+			Metrics: []Metric{
+				pub(hbThroughputLKP, 1052797), pub(csPerSec, 9.03), pub(migPerSec, 0.544),
+				pub(volInvol, 4.41/0.99),
+			}},
+		{Label: "hb-epyc-threads-pipe", Topo: "epyc-9654-2s", Features: "v6.5-cfs", Workload: "hackbench",
+			// The l2-ttwu-epyc load, measured with perf stat: run where
+			// that study runs it (a login session's cgroup).
+			Args:   []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "{L}", "-s", "100", "-cgroup", "user.slice/user-1000.slice/session-1.scope"},
+			Length: epycLen,
+			Metrics: []Metric{
+				hbThroughputLKP, pub(csPerSec, 9.27), pub(migPerSec, 2.41), pub(cpusUtilized, 253),
+			}},
+		{Label: "hb-spr-process-socket", Topo: "spr-2s", Features: "v6.11", Needs: "v6.11", Workload: "hackbench",
+			Args: lkpHackbench(112, "process", false), Length: lkpHackbenchLen,
+			Metrics: []Metric{pub(hbThroughputLKP, 623219), pub(csPerSec, 4.71), pub(migPerSec, 0.602), pub(nrRunning, 8.92), pub(volInvol, 6.48/1.65)}},
+		{Label: "hb-icl-threads-pipe", Topo: "icl-2s", Features: "v6.13", Needs: "v6.13", Workload: "hackbench",
+			Args: lkpHackbench(64, "threads", true), Length: lkpHackbenchLen,
+			Metrics: []Metric{pub(hbThroughputLKP, 823004), pub(migPerSec, 0.577), pub(nrRunning, 6.10)}},
+		{Label: "hb-icl-process-socket", Topo: "icl-2s", Features: "v6.14", Needs: "v6.14", Workload: "hackbench",
+			Args: lkpHackbench(128, "process", false), Length: lkpHackbenchLen,
+			Metrics: []Metric{pub(hbThroughputLKP, 433157), pub(csPerSec, 1.66), pub(migPerSec, 0.0446), pub(volInvol, 2.02/0.40)}},
+		{Label: "hb-icl-threads-socket", Topo: "icl-2s", Features: "v6.12", Needs: "v6.12", Workload: "hackbench",
+			Args: lkpHackbench(128, "threads", false), Length: lkpHackbenchLen,
+			Metrics: []Metric{pub(hbThroughputLKP, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
+	},
+	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},
+	Rollup:   true,
+}
+
+// hbThroughputLKP is lkp's hackbench.throughput, read by its parser.
+var hbThroughputLKP = Metric{Name: "hackbench.throughput", Key: "hackbench.throughput"}
+
+// stressNGRow is stress-ng's STRESSOR at nr_threads 100% of spr-2s, as lkp
+// runs it.
+func stressNGRow(stressor string, l Length) Row {
+	return Row{Label: stressor, Topo: "spr-2s", Workload: "stress-ng",
+		Args:   []string{"--timeout", "{L}", "--times", "--verify", "--metrics-brief", "--" + stressor, "224", "-cgroup", lkpCgroup},
+		Length: l}
+}
+
+var tgloadStressNG = &Study{
+	Name: "tgload-stressng", Set: "validation",
+	Doc:      "stress-ng nanosleep, sem and switch at nr_threads 100% (224 workers) on spr-2s in lkp's cgroup, v6.6-eevdf vs +TG_LOAD_RATELIMIT",
+	Settings: tgload,
+	Rows:     []Row{stressNGRow("nanosleep", nanosleepLen), stressNGRow("sem", stressNGLen), stressNGRow("switch", stressNGLen)},
+	Metrics: []Metric{
+		{Name: "ops_per_sec", Key: "ops_per_sec"}, csPerSec, migPerSec,
+		selfShare("update_cfs_group"), selfShare("update_load_avg"),
+	},
+	Headline: &Headline{Row: "nanosleep", Setting: 1},
+}
