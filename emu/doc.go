@@ -165,15 +165,14 @@
 //
 // # Simplified, and said where it is done
 //
-// A waker decides from the wakee's state at the last barrier, so a wakee
-// that went to sleep earlier in the same epoch looks running: the signal
-// is posted, and the barrier, finding the wakee asleep, completes the
-// waker's try_to_wake_up() for it as its debt (ttwuRaced: the WF_ON_CPU
-// wake list, or select_task_rq() and ttwu_queue(), by where the wakee was
-// at the signal's time). One that came before the wakee's dequeue, a
-// ttwu_runnable() in the kernel that keeps it from sleeping at all, wakes
-// it as one still on_cpu instead (RQStats.RacedRunnable counts them; the
-// error is bounded by the epoch). The PELT clock is scaled by one constant frequency (the machine's
+// A wait's check and a signal in one epoch are settled at the barrier in
+// the kernel's order (hold.go): the waiting CPU stops at its failed check
+// until the barrier, which has every signal of the epoch. A signal after
+// the epoch's end counts as after the wakee's dequeue, and a waker that
+// saw the wakee running when it had slept earlier in the epoch has its
+// try_to_wake_up() completed at the barrier as its debt (ttwuRaced).
+//
+// The PELT clock is scaled by one constant frequency (the machine's
 // sustained clock against its frequency-invariance reference; no turbo
 // that varies with load, no capacity asymmetry); task-group uclamp limits
 // are not modeled; a CPU's weave stall is charged at its next event.

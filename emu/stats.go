@@ -38,12 +38,12 @@ type RQStats struct {
 	OnCPUWakeups    int64 // ... of a wakee still on_cpu, queued back on its own CPU (WF_ON_CPU)
 	DirectWakeups   int64 // remote wakeups taking the target's rq lock
 	// RacedWakeups are signals this CPU sent to a task it saw running
-	// (as published at the last barrier) that had gone to sleep in the
-	// same epoch: the barrier completes the wakeup on this CPU's behalf
-	// (ttwuRaced). RacedRunnable of them came before the wakee's dequeue,
-	// where the kernel takes ttwu_runnable() and the wakee never sleeps:
-	// the model cannot take back a sleep decided in the epoch, so it
-	// wakes it as one still on_cpu (an error bounded by the epoch).
+	// (as published at the last barrier) that had gone to sleep since:
+	// the barrier completes the wakeup on this CPU's behalf (ttwuRaced).
+	// RacedRunnable are its signals that found the task between its wait's
+	// check and its dequeue: ttwu_runnable(), no sleep (hold.go), or, for
+	// a sleep the barrier could no longer take back, a wakeup as of one
+	// still on_cpu (ttwuRaced).
 	RacedWakeups  int64
 	RacedRunnable int64
 	RemoteLockAcq int64 // remote rq-lock acquisitions
