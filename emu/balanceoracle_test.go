@@ -142,7 +142,9 @@ func TestCalculateImbalanceSpare(t *testing.T) {
 func TestPickBusiestGroupType(t *testing.T) {
 	s := newSim(t, "hikey-8", "v6.6-eevdf")
 	e := &lbEnv{b: s.cpus[0], sd: domainNamed(t, s, 0, "PKG")}
-	g := func(typ int) *sgStats { return &sgStats{groupType: typ, sumNrRunning: 4, sumHNrRunning: 4, groupWeight: 4} }
+	g := func(typ int) *sgStats {
+		return &sgStats{groupType: typ, sumNrRunning: 4, sumHNrRunning: 4, groupWeight: 4}
+	}
 	for _, tc := range []struct {
 		cur, cand int
 		want      bool
