@@ -269,3 +269,31 @@ func TestTaskHot(t *testing.T) {
 	}
 	mc.nrBalanceFailed = 0
 }
+
+// TestGroupClassify is group_classify() with imbalance_pct 117 on a
+// 4-CPU group (capacity 4096). group_is_overloaded(): more tasks than CPUs
+// and util * 117 > 4096 * 100 (util > 3500.85) or runnable * 100 > 4096 *
+// 117 (runnable > 4792.32). group_has_capacity(): fewer tasks than CPUs,
+// or neither bound crossed. Else fully busy.
+func TestGroupClassify(t *testing.T) {
+	for _, tc := range []struct {
+		nr             int
+		util, runnable uint64
+		want           int
+	}{
+		{5, 3501, 4000, groupOverloaded}, // 3501*117 = 409617 > 409600
+		{5, 3500, 4000, groupHasSpare},   // 409500: has capacity
+		{5, 3500, 4793, groupOverloaded}, // 479300 > 479232
+		{5, 3500, 4792, groupHasSpare},
+		{4, 4096, 8192, groupFullyBusy}, // not more tasks than CPUs: never overloaded
+		{3, 4096, 8192, groupHasSpare},  // fewer tasks than CPUs: capacity
+		{4, 3501, 1000, groupFullyBusy}, // util past the bound
+		{4, 3500, 4793, groupFullyBusy}, // runnable past it
+		{4, 3500, 4792, groupHasSpare},
+	} {
+		sgs := &sgStats{sumNrRunning: tc.nr, groupWeight: 4, groupCapacity: 4096, groupUtil: tc.util, groupRunnable: tc.runnable}
+		if got := groupClassify(117, sgs); got != tc.want {
+			t.Errorf("%d tasks, util %d, runnable %d: group type %d, want %d", tc.nr, tc.util, tc.runnable, got, tc.want)
+		}
+	}
+}

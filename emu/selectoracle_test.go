@@ -38,7 +38,10 @@ type sisView struct {
 	lastWakeeIsP      bool
 	recent            int          // p->recent_used_cpu
 	hasIdleCores      map[int]bool // sd_llc_shared->has_idle_cores by LLC id (first CPU)
-	nrIdleScan        map[int]int  // sd_llc_shared->nr_idle_scan by LLC id
+	// cleared is set by the transcription: select_idle_cpu() found no
+	// idle core and wrote has_idle_cores = 0 (set_idle_cores(target, 0)).
+	cleared    bool
+	nrIdleScan map[int]int // sd_llc_shared->nr_idle_scan by LLC id
 	// wakeAvgIdle, avgScanCost are v5.15's SIS_PROP inputs
 	// (this_rq->wake_avg_idle, this_sd->avg_scan_cost), ns.
 	wakeAvgIdle, avgScanCost uint64
@@ -250,11 +253,15 @@ func kernelSelectIdleCPU(k kernelTopo, prof string, v *sisView, hasIdleCore bool
 			break
 		}
 	}
+	if hasIdleCore {
+		v.cleared = true
+	}
 	return idleCPU
 }
 
 // modelSelect sets view v on s and runs the model's selectTaskRQFair.
-func modelSelect(t *testing.T, s *Sim, v *sisView) int {
+// cleared reports whether it wrote has_idle_cores = 0.
+func modelSelect(t *testing.T, s *Sim, v *sisView) (cpu int, cleared bool) {
 	t.Helper()
 	n := len(s.cpus)
 	for c := 0; c < n; c++ {
@@ -288,10 +295,14 @@ func modelSelect(t *testing.T, s *Sim, v *sisView) int {
 	}
 	ts := taskSnap{cpu: v.prev, wakeeFlips: v.pFlips, hLoad: v.taskLoad, recentUsedCPU: v.recent}
 	got := rq.selectTaskRQFair(p, ts, v.prev, flags)
+	cleared = false
+	for _, w := range rq.llcWrites {
+		cleared = cleared || !w.v
+	}
 	rq.curr, rq.nrRunning, rq.wokeTo = nil, 0, rq.wokeTo[:0]
 	rq.cfs.avg.LoadAvg = 0
 	rq.llcWrites, rq.outbox = nil, nil
-	return got
+	return got, cleared
 }
 
 // newView is a view with every CPU busy at load 1024 and SIS_PROP's scan
@@ -412,6 +423,21 @@ func TestSelectOracle(t *testing.T) {
 			v.currFlips, v.pFlips, v.nrRunning = 16, 4, 2
 			return v
 		}},
+		{"wake_wide: master == slave*factor is wide", "hikey-8", func(m *hwmodel.Machine) *sisView {
+			v := newView(m, 1, 5).idleSet(3, 6)
+			v.load[1], v.load[5] = 0, 3000
+			// record_wakee() makes master 16 = 4 * llc_size 4.
+			v.currFlips, v.pFlips, v.nrRunning = 15, 4, 2
+			return v
+		}},
+		{"wake_affine_weight: WF_SYNC's +1 breaks a tie for this", "hikey-8", func(m *hwmodel.Machine) *sisView {
+			v := newView(m, 1, 5).idleSet(3, 6)
+			// this_eff = 1080 * 100 = 108000 = prev_eff = 1000 * 108:
+			// only sync's prev_eff += 1 makes this win.
+			v.load[1], v.load[5], v.taskLoad, v.currLoad = 1080, 1000, 0, 0
+			v.sync, v.nrRunning = true, 2
+			return v
+		}},
 		{"wake_wide: slave*factor - 1 is not wide", "hikey-8", func(m *hwmodel.Machine) *sisView {
 			v := newView(m, 1, 5).idleSet(3, 6)
 			v.load[1], v.load[5] = 0, 3000
@@ -453,7 +479,7 @@ func TestSelectOracle(t *testing.T) {
 			v.hasIdleCores[0] = true
 			return v
 		}},
-		{"has_idle_cores: no whole core, the first idle thread", "spr-2s", func(m *hwmodel.Machine) *sisView {
+		{"has_idle_cores: no whole core, the first idle thread (and the flag cleared)", "spr-2s", func(m *hwmodel.Machine) *sisView {
 			v := newView(m, 10, 10).idleSet(12, 50)
 			v.hasIdleCores[0] = true
 			return v
@@ -479,8 +505,12 @@ func TestSelectOracle(t *testing.T) {
 				}
 				v := tc.view(s.m)
 				want := kernelSelect(kernelTopo{s.m}, prof.Name, v)
-				if got := modelSelect(t, s, v); got != want {
+				got, cleared := modelSelect(t, s, v)
+				if got != want {
 					t.Errorf("model picked CPU %d, fair.c %s picks %d", got, prof.Name, want)
+				}
+				if cleared != v.cleared {
+					t.Errorf("model cleared has_idle_cores: %v, fair.c %s: %v", cleared, prof.Name, v.cleared)
 				}
 			})
 		}
@@ -504,11 +534,14 @@ func TestSelectOracleRandom(t *testing.T) {
 				for i := 0; i < n; i++ {
 					v := randomView(s.m, r)
 					want := kernelSelect(k, prof.Name, v)
-					got := modelSelect(t, s, v)
+					got, cleared := modelSelect(t, s, v)
 					seen[outcome(v, want)] = true
-					if got != want && bad < 5 {
+					if v.cleared {
+						seen["cleared"] = true
+					}
+					if (got != want || cleared != v.cleared) && bad < 5 {
 						bad++
-						t.Errorf("case %d (this %d prev %d sync %v): model %d, fair.c %d", i, v.this, v.prev, v.sync, got, want)
+						t.Errorf("case %d (this %d prev %d sync %v): model %d (cleared has_idle_cores %v), fair.c %d (%v)", i, v.this, v.prev, v.sync, got, cleared, want, v.cleared)
 					}
 				}
 				// The draws must reach the decisions they exist for.
@@ -543,7 +576,7 @@ func TestSelectOracleSISProp(t *testing.T) {
 	if want != 10 {
 		t.Fatalf("transcription: SIS_PROP's 4 probes reached CPU %d", want)
 	}
-	got := modelSelect(t, s, v)
+	got, _ := modelSelect(t, s, v)
 	if got != want {
 		t.Skip(fmt.Sprintf("model bug (reported, issue 43): the v5.15-cfs profile has no SIS_PROP, its scan is unbounded (model %d, fair.c v5.15 %d)", got, want))
 	}
