@@ -60,7 +60,7 @@ func TestTraceActiveBalanceChain(t *testing.T) {
 	}
 	counts := checkTraceChain(t, b.String())
 	if !strings.Contains(b.String(), "next_comm=migration/") {
-		t.Log("no active balance in the trace: the test no longer covers the stopper's switches")
+		t.Error("no active balance in the trace: the test no longer covers the stopper's switches")
 	}
 	if counts["sched_waking"] != counts["sched_wakeup"] || counts["sched_waking"] == 0 {
 		t.Errorf("wakings %d, wakeups %d", counts["sched_waking"], counts["sched_wakeup"])

@@ -91,6 +91,29 @@ func TestPickEEVDFTable(t *testing.T) {
 			want: -1,
 		},
 		{
+			// v6.6 __pick_eevdf(): best starts as curr and a node on
+			// the search path replaces it only on deadline_gt(): a
+			// tie met on the path keeps curr. (The random oracle
+			// accepts any entity on a tie: which one wins depends on
+			// where the tie sits in the tree, as the next case shows.)
+			name: "curr keeps the CPU on a deadline tie met on the search path",
+			tree: []ent{{base, base + 3000, 0}},
+			curr: &ent{base, base + 3000, 0},
+			want: -1,
+		},
+		{
+			// ... but a tie inside the fully eligible left subtree
+			// goes to the tree: "if (!best_left ||
+			// (s64)(best_left->min_deadline - best->deadline) > 0)
+			// return best;" is false at equality. V = base+300: the
+			// root (base+100) and its left child (base) are eligible,
+			// the right child (base+1000) is not.
+			name: "a deadline tie in the eligible left subtree beats curr",
+			tree: []ent{{base + 100, base + 9000, 0}, {base, base + 3000, 0}, {base + 1000, base + 9500, 0}},
+			curr: &ent{base + 100, base + 3000, 0},
+			want: 1,
+		},
+		{
 			name: "tree entity with earlier deadline preempts unprotected curr",
 			tree: []ent{{base, base + 2000, 0}},
 			curr: &ent{base, base + 3000, 0},
