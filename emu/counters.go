@@ -35,6 +35,7 @@ func (s *Sim) Counters() map[string]float64 {
 	c["rate.context_switches_per_sec"] = switches / sec
 	c["run.virtual_sec"] = sec
 	c["run.epochs"] = float64(s.Epochs)
+	c["run.hold_passes"] = float64(s.HoldPasses)
 	c["run.late_msgs"] = float64(s.LateMsgs)
 	c["run.accesses"] = float64(s.space.Woven())
 	return c

@@ -100,7 +100,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 			}
 		}
 		step(s.stepped)
-		s.barrier(s.stepped, step)
+		s.barrier(s.stepped, s.stepSerial)
 		if done != nil && done() {
 			until = s.epochEnd
 			stopped = true
@@ -112,6 +112,18 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	}
 	s.now = until
 	return stopped
+}
+
+// stepSerial steps cpus to the epoch's end on the calling goroutine: the
+// barrier's passes over the CPUs held at a wait (hold.go), a few at a time,
+// cheaper than a round trip through the workers (a CPU's step touches only
+// its own state, so either gives the same bytes).
+func (s *Sim) stepSerial(cpus []int) {
+	for _, i := range cpus {
+		if p := s.cpus[i].safeStep(s.epochEnd); p != nil {
+			panic(p)
+		}
+	}
 }
 
 // EventsHandled is the number of events (ticks, timers, run-segment
