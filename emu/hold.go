@@ -188,7 +188,13 @@ func (s *Sim) settleHolds(last []int, step func([]int)) {
 			return
 		}
 		for _, i := range held {
-			s.resolveHold(s.cpus[i])
+			rq := s.cpus[i]
+			if l := rq.log.Last(); l > rq.now {
+				// Barrier work logged on a held CPU's log past its
+				// clock: its own next access would go before it.
+				panic(fmt.Sprintf("emu: CPU %d held at %d ns (task %v): its log has an access at %d ns, after its clock", rq.cpu, rq.now, rq.parked.task, l))
+			}
+			s.resolveHold(rq)
 		}
 		s.inBarrier = false
 		step(held)

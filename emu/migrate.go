@@ -69,7 +69,10 @@ func (rq *RQ) removeEntityLoadAvg(se *SchedEntity, actor *RQ, t int64) {
 	// update (read locklessly in the kernel).
 	pelt.UpdateBlockedSE(cfs.avg.LastUpdateTime, &se.Avg, se.weightDown())
 	cfs.removedModel.Add(&se.Avg)
-	t = max(t, actor.log.Last())
+	// On the actor's log, never past its clock: a wakeup the barrier
+	// completes for a waker (ttwuRaced) may be timed at the wakee's
+	// switch-out, later than the waker has got.
+	t = max(min(t, actor.now), actor.log.Last())
 	cfs.removed.Add(actor.log, t, actor.site(SymRemoveEntityLoadAvg), se.Avg.LoadAvg, se.Avg.UtilAvg, se.Avg.RunnableAvg)
 }
 
