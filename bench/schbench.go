@@ -219,9 +219,10 @@ func init() {
 					w.workers = (n + w.msgThreads - 1) / w.msgThreads
 					w.autoT = true
 				}
-				if total := w.msgThreads * (w.workers + 1); w.workers >= schMaxTasksPerCPU*n || total > schMaxTasksPerCPU*n {
-					return nil, flagErr("-t", "%d message threads x (%d workers + 1) = %d tasks, more than %d per CPU on %d CPUs (allowed: -t up to %d with -m %d)",
-						w.msgThreads, w.workers, total, schMaxTasksPerCPU, n, schMaxTasksPerCPU*n/w.msgThreads-1, w.msgThreads)
+				if w.workers >= schMaxTasksPerCPU*n || w.msgThreads*(w.workers+1) > schMaxTasksPerCPU*n {
+					// The product in float: -t near MaxInt64 overflows it.
+					return nil, flagErr("-t", "%d message threads x (%d workers + 1) = %.4g tasks, more than %d per CPU on %d CPUs (allowed: -t up to %d with -m %d)",
+						w.msgThreads, w.workers, float64(w.msgThreads)*(float64(w.workers)+1), schMaxTasksPerCPU, n, schMaxTasksPerCPU*n/w.msgThreads-1, w.msgThreads)
 				}
 				w.classic = set["c"]
 				if w.classic {
@@ -236,6 +237,17 @@ func init() {
 						return nil, flagErr("-n", "%d matrix multiplications of a %d KB footprint take %.3g s per request (allowed: at most %d s; lower -n or -F)", w.ops, w.footprint, ns/1e9, MaxSeconds)
 					}
 					w.workNS = int64(m.CyclesToNS(float64(int64(w.ops)*size*size*size) * matrixCyclesPerMAC))
+				}
+				// A request without a sleep or any work: the threads would
+				// post and wake each other without using time (rt-app's
+				// check of a phase without a run or sleep, rtapp_config.go).
+				// The real tool spins at full speed there; the model
+				// cannot step a loop that takes no time.
+				if w.sleepUS == 0 && w.workNS == 0 {
+					if w.classic {
+						return nil, flagErr("-s", "-s 0 with -c 0: the message thread does not sleep and the workers do not spin, so the threads would post and wake each other without using time (allowed: -s or -c above 0)")
+					}
+					return nil, flagErr("-s", "-s 0 with %d matrix multiplications of a %d KB footprint (no work): the workers would post and wake without using time (allowed: -s above 0, or -n and -F large enough for some work)", w.ops, w.footprint)
 				}
 				if w.runtime < 30 {
 					// parse_options(): if (runtime < 30) warmuptime = 0;

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
+	"golang.org/x/sys/unix"
 )
 
 // caught is the signal that stopped the run (0: none yet).
@@ -52,7 +53,11 @@ func parseFeatureFlag(flag, spec string) (emu.Features, string, error) {
 
 // checkOutputs checks, before a run, that each output file (flag, path;
 // "" is not asked for) can be written: not a directory, not read-only, in
-// a directory that exists. The file is left as it was.
+// a directory that exists. The file is left as it was. A FIFO, a device
+// or a socket is not opened (opening a FIFO blocks until its reader
+// comes, and the close would give that reader an end of file): access(2)
+// says whether it may be written, and the write after the run opens it
+// as a shell's redirection does, waiting for the reader.
 func checkOutputs(outs [][2]string) error {
 	for _, o := range outs {
 		flag, path := o[0], o[1]
@@ -66,6 +71,11 @@ func checkOutputs(outs [][2]string) error {
 			return usagef("%s: %s is a directory (allowed: a file to write)", flag, path)
 		case existed && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0:
 			return usagef("%s: %s is read-only (allowed: a file to write)", flag, path)
+		case existed && !fi.Mode().IsRegular():
+			if err := unix.Access(path, unix.W_OK); err != nil {
+				return usagef("%s: cannot write %s: %v", flag, path, err)
+			}
+			continue
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 		if err != nil {

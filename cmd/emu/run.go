@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -457,6 +458,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	stop, unlisten := interrupts()
+	unlisten = sync.OnceFunc(unlisten)
 	defer unlisten()
 	cfg := runConfig(&f.engineFlags, st.m, feat)
 	cfg.Stop = stop
@@ -471,9 +473,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		cfg.Progress = prog.update
 	}
 	res, err := bench.Execute(w, cfg)
-	if err := stopProf(); err != nil {
-		fmt.Fprintln(stderr, "emu: profile:", err)
-	}
+	// The run is over: a signal from here on (say, while an output FIFO
+	// waits for its reader) takes its default action and ends emu.
+	unlisten()
+	profErr := stopProf()
 	if err != nil {
 		return workloadError(err)
 	}
@@ -515,23 +518,26 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, out := range []struct {
-		file  string
-		write func(io.Writer) error
+		flag, file string
+		write      func(io.Writer) error
 	}{
-		{f.schedstat, s.WriteSchedstat},
-		{f.taskstats, s.WriteTaskStats},
-		{f.trace, traceWriter(s, f.trace)},
-		{counterFile(f.trace), s.WriteChromeCounters},
-		{f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
+		{"-schedstat", f.schedstat, s.WriteSchedstat},
+		{"-taskstats", f.taskstats, s.WriteTaskStats},
+		{"-trace", f.trace, traceWriter(s, f.trace)},
+		{"-trace", counterFile(f.trace), s.WriteChromeCounters},
+		{"-memprofile", f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
 	} {
 		if out.file == "" {
 			continue
 		}
 		if err := writeFile(out.file, out.write); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", out.flag, err)
 		}
 	}
 	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(s.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
+	if profErr != nil {
+		return profErr
+	}
 	if res.Interrupted {
 		return errInterrupted
 	}
@@ -577,32 +583,36 @@ func writeFile(name string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// startProfiles starts the Go CPU profile and fgprof of the emulator.
+// startProfiles starts the Go CPU profile and fgprof of the emulator;
+// stop ends them and returns the first error writing either (an error
+// names its flag).
 func startProfiles(cpuFile, fgFile string) (stop func() error, err error) {
 	var stops []func() error
 	if cpuFile != "" {
 		f, err := os.Create(cpuFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-cpuprofile: %w", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		// runtime/pprof drops the profile's write errors: keep the first.
+		ew := &errWriter{w: f}
+		if err := pprof.StartCPUProfile(ew); err != nil {
 			f.Close()
-			return nil, err
+			return nil, fmt.Errorf("-cpuprofile: %w", err)
 		}
-		stops = append(stops, func() error { pprof.StopCPUProfile(); return f.Close() })
+		stops = append(stops, func() error {
+			pprof.StopCPUProfile()
+			return closeProfile("-cpuprofile", f, ew.err)
+		})
 	}
 	if fgFile != "" {
 		f, err := os.Create(fgFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-fgprof: %w", err)
 		}
+		t0 := time.Now()
 		fstop := fgprof.Start(f, fgprof.FormatPprof)
 		stops = append(stops, func() error {
-			if err := fstop(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
+			return closeProfile("-fgprof", f, stopFgprof(fstop, t0))
 		})
 	}
 	return func() error {
@@ -726,4 +736,51 @@ func epochNS(e time.Duration, s *emu.Sim) int64 {
 		return int64(e)
 	}
 	return s.Lookahead()
+}
+
+// errWriter keeps the first error of its writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// closeProfile closes a profile's file, returning err (the writing's)
+// or the close's, named by flag.
+func closeProfile(flag string, f *os.File, err error) error {
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return nil
+}
+
+// fgprofMinRun is how long fgprof must have run before its stop: its
+// export divides by the sample rate it measured (fgprof v0.9.5,
+// Start()'s stop function: sampleCount / duration), an integer divide
+// by zero when its 99 Hz ticker never fired.
+const fgprofMinRun = 3 * time.Second / 99
+
+// stopFgprof stops fgprof, waiting out fgprofMinRun first, and turns a
+// panic of its export (no sample despite the wait, on a loaded host)
+// into an error.
+func stopFgprof(stop func() error, t0 time.Time) (err error) {
+	if d := time.Since(t0); d < fgprofMinRun {
+		time.Sleep(fgprofMinRun - d)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("no profile written: fgprof took no sample in the run's %v of host time (%v)", time.Since(t0).Round(time.Millisecond), v)
+		}
+	}()
+	return stop()
 }
