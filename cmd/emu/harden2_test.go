@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rqemu/rqemu/hwmodel"
+	"go.yaml.in/yaml/v3"
 )
 
 // h2case is one input of issue 40: the exit status and a piece of
@@ -68,6 +71,99 @@ func TestHardening2(t *testing.T) {
 		{"-cgroup with a newline", r("-workload", "pipe", "-l", "10", "-cgroup", "a\nb"), 2, "-cgroup: \"a\\nb\" holds a control character"},
 	}
 	checkCases(t, cases)
+}
+
+// TestHardening2Specs: issue 40's spec and calibration files (items 2,
+// 6, 8 and 12's names): rejected, naming the field, within the bounds.
+func TestHardening2Specs(t *testing.T) {
+	dir := t.TempDir()
+	file := fileIn(t, dir)
+	hikey, err := hwmodel.PresetSpec("hikey-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(name, old, new string) string {
+		s := strings.Replace(string(hikey), old, new, 1)
+		if s == string(hikey) {
+			t.Fatalf("%s: %q not in the hikey-8 spec", name, old)
+		}
+		return file(name, s)
+	}
+	topo := func(path string) []string { return []string{"topo", path} }
+	calib := func(name, body string) []string { return []string{"topo", "-calib", file(name, body), "host"} }
+	var keys strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&keys, "k%d: 1\n", i)
+	}
+	var unknown strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&unknown, "x%d: 1\n", i)
+	}
+	var cpus strings.Builder
+	cpus.WriteString("cpus:\n")
+	for c := range 8192 {
+		fmt.Fprintf(&cpus, "  - {cpu: %d, package: 0, core: %d, siblings: \"%d\", llc: \"0-8191\", node: 0}\n", c, c, c)
+	}
+	layout := string(hikey)[strings.Index(string(hikey), "layout:"):strings.Index(string(hikey), "numa_distance:")]
+	json := file("hk.json", hikeyJSON(t, hikey))
+	cases := []h2case{
+		// 2: NaN, infinities, denormals
+		{"freq_mhz .nan", topo(spec("nan.yaml", "freq_mhz: 1200", "freq_mhz: .nan")), 2, "freq_mhz: NaN out of range (allowed: 1 to 10000 MHz)"},
+		{"freq_mhz 1e-300", topo(spec("tiny.yaml", "freq_mhz: 1200", "freq_mhz: 1e-300")), 2, "freq_mhz: 1e-300 out of range"},
+		{"freq_mhz .inf", topo(spec("inf.yaml", "freq_mhz: 1200", "freq_mhz: .inf")), 2, "freq_mhz: +Inf out of range"},
+		{"freq_ref_mhz .nan", topo(spec("refnan.yaml", "freq_mhz: 1200", "freq_mhz: 1200\nfreq_ref_mhz: .nan")), 2, "freq_ref_mhz: NaN out of range"},
+		{"latency 1e-300", topo(spec("lat.yaml", "l2: {value: 45,", "l2: {value: 1e-300,")), 2, "latency_ns.l2.value: must be a number from 0.001"},
+		{"calib 1e-300", calib("c1.yaml", "host: x\nrmw_local_ns: 1e-300\n"), 2, "rmw_local_ns: must be a number from 0.001"},
+		{"calib .inf", calib("c2.yaml", "host: x\npipe_rtt_us: .inf\n"), 2, "pipe_rtt_us: must be a number from 0.001"},
+		{"calib host with a newline", calib("c3.yaml", "host: \"a\\nb\"\n"), 2, "host: \"a\\nb\" holds a control character"},
+		{"calib trailing text", calib("c4.yaml", "{\"host\": \"x\"} garbage\n"), 2, "text after the end of the document"},
+		// 6: decoding bounds
+		{"1M keys", topo(file("keys.yaml", "name: x\n"+keys.String())), 2, "(document): line 257: a mapping of more than 256 keys"},
+		{"10,000 nested [", topo(spec("nest.yaml", "name: hikey-8", "name: "+strings.Repeat("[", 10000))), 2, "(document): line 6: nested deeper than 16 levels"},
+		{"200 unknown keys", topo(file("unknown.yaml", string(hikey)+unknown.String())), 2, "(and 195 more errors)"},
+		{"8192 CPUs in one LLC", topo(spec("cpus.yaml", layout, cpus.String())), 2, "latency_ns.llc: required"},
+		// 8: floats into integers, trailing text
+		{"sockets 2.9", topo(spec("s29.yaml", "sockets: 1", "sockets: 2.9")), 2, "layout.sockets: 2.9 is not a whole number"},
+		{"sockets 1.99", topo(spec("s199.yaml", "sockets: 1", "sockets: 1.99")), 2, "layout.sockets: 1.99 is not a whole number"},
+		{"hz 250.5", topo(spec("hz.yaml", "hz: 250", "hz: 250.5")), 2, "hz: 250.5 is not a whole number"},
+		{"numa_distance 10.5", topo(spec("slit.yaml", "- [10]", "- [10.5]")), 2, "numa_distance[0][0]: 10.5 is not a whole number"},
+		{"JSON with trailing text", topo(file("trail.json", mustRead(t, json)+" garbage")), 2, "text after the end of the document"},
+		{"JSON with a second brace", topo(file("brace.json", mustRead(t, json)+"}")), 2, "text after the end of the document"},
+		// 12: control characters in names
+		{"spec name with a newline", topo(spec("nl.yaml", "name: hikey-8", `name: "hikey\n8"`)), 2, `name: "hikey\n8" holds a control character`},
+	}
+	checkCases(t, cases)
+	// The JSON spec itself is accepted.
+	if code, _, errs := runEmu("topo", json); code != 0 {
+		t.Errorf("the hikey-8 spec as JSON: exit %d: %s", code, errs)
+	}
+	// Errors are capped: at most maxErrorLines lines and the count.
+	if _, _, errs := runEmu(topo(file("unknown2.yaml", string(hikey)+unknown.String()))...); strings.Count(errs, "\n") > 8 {
+		t.Errorf("200 unknown keys print %d lines:\n%s", strings.Count(errs, "\n"), errs)
+	}
+}
+
+// hikeyJSON is the hikey-8 spec as one JSON object.
+func hikeyJSON(t *testing.T, spec []byte) string {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(spec, &v); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestPartialMessages: an interrupted hackbench or messaging run reports
@@ -174,5 +270,3 @@ func TestFIFOOutput(t *testing.T) {
 		}
 	}
 }
-
-var _ = fmt.Sprint
