@@ -166,6 +166,51 @@ func mustRead(t *testing.T, path string) string {
 	return string(b)
 }
 
+// TestHardening2Sweep: sweep and calibrate check their grid and outputs
+// before anything runs (issue 40, item 9), and sweep's progress counts
+// the records written (item 11).
+func TestHardening2Sweep(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro.ndjson")
+	if err := os.WriteFile(ro, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	var many []string
+	for i := 1; i <= 100; i++ {
+		many = append(many, fmt.Sprint(i))
+	}
+	list := strings.Join(many, ",")
+	huge := []string{"-seeds", "1000", "-workload", "hackbench", "-g", list, "-l", list}
+	sweep := func(args ...string) []string { return append([]string{"sweep", "-topo", "hikey-8"}, args...) }
+	cases := []h2case{
+		{"sweep -o read-only", sweep("-o", ro, "-workload", "pipe", "-l", "10"), 2, "-o: " + ro + " is read-only"},
+		{"sweep -o in a file", sweep("-o", filepath.Join(ro, "x")+"/", "-workload", "pipe", "-l", "10"), 2, "-o: " + ro + " is not a directory"},
+		{"sweep -print bad value", sweep("-print", "-workload", "pipe", "-l", "10,-5"), 2, "sweep: the point -l=-5 on hikey-8: -l: "},
+		{"sweep bad topo", sweep("-print", "-topo", "hikey-8,nosuch", "-workload", "pipe", "-l", "10"), 2, "nosuch"},
+		{"sweep bad features", sweep("-print", "-features", "v6.6-eevdf|+NOPE", "-workload", "pipe", "-l", "10"), 2, "-features: "},
+		{"sweep -print 10M points", sweep(append([]string{"-print"}, huge...)...), 2, "sweep: the grid has 10000000 points, more than the 100000 allowed"},
+		{"calibrate -o in a missing dir", []string{"calibrate", "-quick", "-o", filepath.Join(dir, "no", "such", "c.yaml")}, 2, "-o: cannot write"},
+	}
+	checkCases(t, cases)
+	if _, err := os.Stat(ro); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(ro); len(b) != 0 {
+		t.Errorf("the read-only -o was appended to: %d bytes", len(b))
+	}
+	t0 := time.Now()
+	code, out, errs := runEmu(sweep(append([]string{"-count"}, huge...)...)...)
+	if code != 0 || strings.TrimSpace(out) != "10000000" || time.Since(t0) > 10*time.Second {
+		t.Errorf("sweep -count of a 10M grid: exit %d in %v: %q %q", code, time.Since(t0), out, errs)
+	}
+	// An interrupted sweep wrote no record: its progress says so.
+	interruptAtOnce(t)
+	code, _, errs = runEmu(sweep("-o", filepath.Join(dir, "int.ndjson"), "-workload", "pipe", "-l", "10,20")...)
+	if code != 130 || !strings.Contains(errs, "0/2 written") {
+		t.Errorf("interrupted sweep: exit %d, progress %q", code, errs)
+	}
+}
+
 // TestPartialMessages: an interrupted hackbench or messaging run reports
 // over the messages sent, says it stopped early, and its NDJSON record
 // says it was interrupted, which emu merge warns about (issue 40, item 3).
