@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,6 +30,19 @@ func caughtSignal() syscall.Signal {
 // maxEpoch bounds -epoch: far coarser than any useful schedule, and far
 // from overflowing the clock.
 const maxEpoch = time.Second
+
+// warnEpoch says, once, what an -epoch past the machine's lookahead
+// costs: an event for another CPU (a wakeup, an IPI) takes effect at the
+// next barrier, up to an epoch late, so virtual times stretch (a pipe
+// round trip waits an epoch per hop).
+func warnEpoch(w io.Writer, epoch time.Duration, m *hwmodel.Machine) {
+	la := emu.MachineLookahead(m)
+	if int64(epoch) <= la {
+		return
+	}
+	fmt.Fprintf(w, "emu: warning: -epoch %v is %.0fx %s's lookahead (%v, the exact schedule's epoch, -epoch 0): a wakeup or IPI for another CPU can take effect up to an epoch late, so virtual times and rates are approximate\n",
+		epoch, float64(epoch)/float64(la), m.Name, time.Duration(la))
+}
 
 // onceWorkload rejects a repeated -workload: the workload's flags are
 // declared by the first, so the usual "last one wins" cannot apply.

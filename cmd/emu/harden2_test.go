@@ -73,6 +73,46 @@ func TestHardening2(t *testing.T) {
 	checkCases(t, cases)
 }
 
+// TestFlagErrors: a flag package error names the flag and the form its
+// value takes, without the ~100 lines of usage (issue 40, item 12).
+func TestFlagErrors(t *testing.T) {
+	run := []string{"run", "-topo", "hikey-8", "-progress=false"}
+	r := func(args ...string) []string { return append(append([]string{}, run...), args...) }
+	cases := []h2case{
+		{"-l x", r("-workload", "pipe", "-l", "x"), 2, `-l: "x" is not a whole number`},
+		{"-epoch 5", r("-epoch", "5"), 2, `-epoch: "5" is not a duration with its unit, such as 500us`},
+		{"-l without a value", r("-workload", "pipe", "-l"), 2, "-l: needs a value (allowed: a whole number"},
+		{"-seed -1", r("-seed", "-1"), 2, `-seed: "-1" is not a whole number from 0`},
+		{"unknown flag", r("-workload", "pipe", "-bogus"), 2, "flag provided but not defined: -bogus (emu run -workload pipe -h lists the flags)"},
+		{"merge -base without a value", []string{"merge", "-base"}, 2, "-base: needs a value"},
+		{"reproduce -l x", []string{"reproduce", "-l", "x", "host-pipe"}, 2, `-l: "x" is not a number`},
+	}
+	checkCases(t, cases)
+	for _, c := range cases {
+		_, _, errs := runEmu(c.args...)
+		if n := strings.Count(errs, "\n"); n > 2 || strings.Contains(errs, "usage:") {
+			t.Errorf("%s: %d lines of stderr (the usage?):\n%s", c.name, n, errs)
+		}
+	}
+	// -h still prints the usage.
+	if code, _, errs := runEmu(r("-workload", "pipe", "-h")...); code != 0 || !strings.Contains(errs, "usage: emu run") {
+		t.Errorf("-h: exit %d:\n%s", code, errs)
+	}
+}
+
+// TestEpochWarning: an -epoch past the machine's lookahead says what it
+// costs; the exact epoch says nothing (issue 40, item 12).
+func TestEpochWarning(t *testing.T) {
+	base := []string{"run", "-topo", "hikey-8", "-progress=false", "-workload", "pipe", "-l", "10"}
+	code, _, errs := runEmu(append(base, "-epoch", "1ms")...)
+	if code != 0 || !strings.Contains(errs, "warning: -epoch 1ms is 400x hikey-8's lookahead") {
+		t.Errorf("-epoch 1ms: exit %d, stderr %q", code, errs)
+	}
+	if _, _, errs := runEmu(base...); strings.Contains(errs, "warning") {
+		t.Errorf("the exact epoch warns: %q", errs)
+	}
+}
+
 // TestHardening2Specs: issue 40's spec and calibration files (items 2,
 // 6, 8 and 12's names): rejected, naming the field, within the bounds.
 func TestHardening2Specs(t *testing.T) {

@@ -152,7 +152,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	}
 	spec := cmd.Spec
 	fs.Usage = func() { workloadUsage(stderr, usage, fs, engine, spec, explicit) }
-	if err := cmd.Parse(args); err != nil {
+	if err := quietParse(fs, " -workload "+wname, func() error { return cmd.Parse(args) }); err != nil {
 		var ae *bench.ArgError
 		switch {
 		case errors.Is(err, flag.ErrHelp):
@@ -160,7 +160,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 		case errors.As(err, &ae):
 			return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, ae.Arg, wname, flagNames(fs, engine))
 		}
-		return nil, &usageError{msg: err.Error()}
+		return nil, err
 	}
 	var wargs []string
 	fs.Visit(func(f *flag.Flag) {
@@ -181,6 +181,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err != nil {
 		return nil, err
 	}
+	warnEpoch(stderr, e.epoch, m)
 	return &setup{m: m, spec: spec, mk: cmd.Build, args: args, wargs: wargs, given: givenArgs(fs, engine, args)}, nil
 }
 
