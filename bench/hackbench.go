@@ -103,6 +103,10 @@ type msgBench struct {
 	// children are the tool's tasks, in creation order (Setup); their
 	// exit times (emu.Task.ExitedAt) end the run.
 	children []*emu.Task
+	// sent is each sender's messages written so far (each owned by its
+	// task's CPU, read after the run): an interrupted run's rates are
+	// over these, not over the configured count.
+	sent []int64
 }
 
 // forkFaults is how many copy-on-write faults one child process of the
@@ -402,6 +406,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		name = "hackbench"
 	}
 	w.children = w.children[:0]
+	w.sent = make([]int64, w.groups*w.fds)
 	exit, faults := emu.Exit(), 0
 	if !w.threaded {
 		exit, faults = emu.Exit().With(w.exitOps()...), w.forkFaults()
@@ -491,6 +496,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		}
 		// sender(): loops times, one message to each receiver in turn.
 		for i := 0; i < w.fds; i++ {
+			sent := &w.sent[grp*w.fds+i]
 			mine := make([]*emu.Sem, w.fds) // its room in each receiver's channel
 			// Its wait for room in and write to each receiver's
 			// channel, the pipe steps built in once.
@@ -534,6 +540,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				default:
 					// Queue the message and wake the reader, sync.
 					a := send[j]
+					*sent++
 					phase = 0
 					if j++; j == w.fds {
 						j = 0
@@ -585,6 +592,28 @@ func (w *msgBench) elapsed(s *emu.Sim) int64 {
 	return e
 }
 
+// passed is the number of messages the senders wrote: all of them when
+// every task exited, else (an interrupted run) those written so far.
+func (w *msgBench) passed(s *emu.Sim) int64 {
+	if s.Live() == 0 {
+		return w.messages()
+	}
+	var n int64
+	for _, c := range w.sent {
+		n += c
+	}
+	return n
+}
+
+// stoppedEarly is the line an interrupted run prints before its time.
+func (w *msgBench) stoppedEarly(s *emu.Sim) string {
+	if s.Live() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("stopped early: %.3f s ran, %d of the %d messages were sent; the time and rates below cover those\n",
+		float64(s.Now())/1e9, w.passed(s), w.messages())
+}
+
 func (w *msgBench) Report(out io.Writer, s *emu.Sim) error {
 	ns := w.elapsed(s)
 	var err error
@@ -593,16 +622,16 @@ func (w *msgBench) Report(out io.Writer, s *emu.Sim) error {
 		if w.threaded {
 			mode = "threaded"
 		}
-		_, err = fmt.Fprintf(out, "Running in %s mode with %d groups using %d file descriptors each (== %d tasks)\nEach sender will pass %d messages of %d bytes\nTime: %d.%03d\n",
-			mode, w.groups, 2*w.fds, w.tasks(), w.loops, w.datasize, ns/1e9, ns%1e9/1e6)
+		_, err = fmt.Fprintf(out, "Running in %s mode with %d groups using %d file descriptors each (== %d tasks)\nEach sender will pass %d messages of %d bytes\n%sTime: %d.%03d\n",
+			mode, w.groups, 2*w.fds, w.tasks(), w.loops, w.datasize, w.stoppedEarly(s), ns/1e9, ns%1e9/1e6)
 		return err
 	}
 	kind := "processes"
 	if w.threaded {
 		kind = "threads"
 	}
-	_, err = fmt.Fprintf(out, "# Running 'sched/messaging' benchmark:\n# %d sender and receiver %s per group\n# %d groups == %d %s run\n\n%s\n",
-		w.fds, kind, w.groups, w.tasks(), kind, totalTime(ns))
+	_, err = fmt.Fprintf(out, "# Running 'sched/messaging' benchmark:\n# %d sender and receiver %s per group\n# %d groups == %d %s run\n\n%s%s\n",
+		w.fds, kind, w.groups, w.tasks(), kind, w.stoppedEarly(s), totalTime(ns))
 	return err
 }
 
@@ -612,16 +641,22 @@ func (w *msgBench) Report(out io.Writer, s *emu.Sim) error {
 // messages, per second of Time -- the unit of the C4 table, so only ratios
 // between runs mean anything. messaging: total_sec (primary). Both also
 // give messages_per_sec (groups*fds*fds*loops messages over the time).
+// An interrupted run's are over the messages sent by then (throughput
+// scaled by the share sent).
 func (w *msgBench) Metrics(s *emu.Sim) Metrics {
 	ns := max(w.elapsed(s), 1)
 	sec := float64(ns) / 1e9
-	msgs := float64(w.messages()) / sec
+	sent := w.passed(s)
+	msgs := float64(sent) / sec
 	if w.hackbench {
 		var kib float64
 		if n := int64(w.tasks()) * int64(w.loops); n <= math.MaxInt64/int64(w.datasize) {
 			kib = float64((n * int64(w.datasize)) >> 10)
 		} else {
 			kib = math.Floor(float64(n) * float64(w.datasize) / 1024)
+		}
+		if sent < w.messages() {
+			kib *= float64(sent) / float64(w.messages())
 		}
 		return Metrics{Primary: "time_sec", HigherIsBetter: false, Values: map[string]float64{
 			"time_sec":         sec,

@@ -52,11 +52,8 @@ type Histogrammer interface {
 // Metrics reads (after the -w warmup), in usec.
 func (w *schbench) Histograms(s *emu.Sim) []Histogram {
 	endTick, _ := w.ran(s)
-	wake, req := w.merged(-1, w.runtime)
-	if w.warmup > 0 && w.warmup <= endTick {
-		wake, req = w.merged(w.warmup, w.runtime)
-	}
-	return []Histogram{histogram("wakeup", "usec", wake), histogram("request", "usec", req)}
+	w.replay.finish(endTick)
+	return []Histogram{histogram("wakeup", "usec", w.replay.wake), histogram("request", "usec", w.replay.req)}
 }
 
 // Histograms is every task's runnable waits merged, in ns.

@@ -125,8 +125,8 @@ func init() {
 				if w.file == "" {
 					return nil, flagErr("-f", "an rt-app JSON file is required (e.g. -f bench/testdata/rtapp/example.json, or - for stdin)")
 				}
-				if math.IsNaN(w.durS) || w.durS < 0 || w.durS > MaxSeconds {
-					return nil, flagErr("-d", "duration must be positive seconds (at most %d), or 0 to keep global.duration; got %g", MaxSeconds, w.durS)
+				if math.IsNaN(w.durS) || w.durS < 0 || w.durS > MaxSeconds || (w.durS > 0 && w.durS < MinSeconds) {
+					return nil, flagErr("-d", "duration %g s is out of range (allowed: %g to %d seconds, or 0 to keep global.duration)", w.durS, MinSeconds, MaxSeconds)
 				}
 				src, label, err := readRtFile(w.file)
 				w.label = label

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The rt-app grammar (rtapp.go): which keys each object of a description
@@ -215,7 +216,14 @@ var rtTaskKeys = rtKeys[*rtTaskParse]{
 			if !strings.HasPrefix(s, "/") {
 				return p.errf(n, path, "%q must start with / (a cgroup path such as /app/db; \"\" for none)", s)
 			}
-			for _, part := range strings.Split(strings.Trim(s, "/"), "/") {
+			parts := strings.Split(strings.Trim(s, "/"), "/")
+			if len(parts) > MaxGroupDepth {
+				return p.errf(n, path, "%d levels is too deep (allowed: at most %d path elements)", len(parts), MaxGroupDepth)
+			}
+			if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+				return p.errf(n, path, "%q holds a control character (allowed: printable path elements)", s)
+			}
+			for _, part := range parts {
 				if part == "" {
 					return p.errf(n, path, "%q has an empty path element", s)
 				}
@@ -603,6 +611,9 @@ func (p *rtParse) task(name string, n *jnode, path string) (*rtTask, error) {
 	}
 	if err := p.uniqueKeys(n, path, isEventKey); err != nil {
 		return nil, err
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return nil, p.errf(n, "tasks", "the thread name %q holds a control character (allowed: printable characters; the name is the tables' and the trace's comm)", name)
 	}
 	tp := &rtTaskParse{t: &rtTask{name: name, instances: 1, loop: -1, path: path}, utilMin: -1, utilMax: -1}
 	t := tp.t

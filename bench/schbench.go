@@ -87,6 +87,7 @@ type schbench struct {
 	snaps     []schedDelay
 	nextPrint int
 	printIt   *schPasses
+	replay    *schReplay
 }
 
 // matrixCyclesPerMAC is the cost of one multiply-add of do_some_math()'s
@@ -104,20 +105,27 @@ const schMaxFootprint = 1 << 30
 
 // schWorker is one worker's stats, per second bucket of the run: a
 // sample at time T (ns) goes to bucket ceil(T/1s), the pass that first
-// sees it. The buckets grow with the time run, not with -r.
+// sees it. Only the buckets not yet folded into the run's totals are
+// held (base is the first): Done folds the finished ones at each
+// barrier (schReplay), so the memory does not grow with the time run.
 type schWorker struct {
+	base  int
 	wake  []*Hist
 	req   []*Hist
 	loops []int64
 }
 
-// grow makes bucket b exist.
-func (st *schWorker) grow(b int) {
-	for len(st.loops) <= b {
+// grow makes bucket b exist and returns its index in the slices. A
+// sample for a bucket already folded (none is expected: at a barrier at
+// time B every CPU's clock has reached B) goes to the first one held.
+func (st *schWorker) grow(b int) int {
+	i := max(b-st.base, 0)
+	for len(st.loops) <= i {
 		st.wake = append(st.wake, nil)
 		st.req = append(st.req, nil)
 		st.loops = append(st.loops, 0)
 	}
+	return i
 }
 
 type schedDelay struct{ msg, worker int64 } // ns
@@ -219,9 +227,10 @@ func init() {
 					w.workers = (n + w.msgThreads - 1) / w.msgThreads
 					w.autoT = true
 				}
-				if total := w.msgThreads * (w.workers + 1); w.workers >= schMaxTasksPerCPU*n || total > schMaxTasksPerCPU*n {
-					return nil, flagErr("-t", "%d message threads x (%d workers + 1) = %d tasks, more than %d per CPU on %d CPUs (allowed: -t up to %d with -m %d)",
-						w.msgThreads, w.workers, total, schMaxTasksPerCPU, n, schMaxTasksPerCPU*n/w.msgThreads-1, w.msgThreads)
+				if w.workers >= schMaxTasksPerCPU*n || w.msgThreads*(w.workers+1) > schMaxTasksPerCPU*n {
+					// The product in float: -t near MaxInt64 overflows it.
+					return nil, flagErr("-t", "%d message threads x (%d workers + 1) = %.4g tasks, more than %d per CPU on %d CPUs (allowed: -t up to %d with -m %d)",
+						w.msgThreads, w.workers, float64(w.msgThreads)*(float64(w.workers)+1), schMaxTasksPerCPU, n, schMaxTasksPerCPU*n/w.msgThreads-1, w.msgThreads)
 				}
 				w.classic = set["c"]
 				if w.classic {
@@ -236,6 +245,17 @@ func init() {
 						return nil, flagErr("-n", "%d matrix multiplications of a %d KB footprint take %.3g s per request (allowed: at most %d s; lower -n or -F)", w.ops, w.footprint, ns/1e9, MaxSeconds)
 					}
 					w.workNS = int64(m.CyclesToNS(float64(int64(w.ops)*size*size*size) * matrixCyclesPerMAC))
+				}
+				// A request without a sleep or any work: the threads would
+				// post and wake each other without using time (rt-app's
+				// check of a phase without a run or sleep, rtapp_config.go).
+				// The real tool spins at full speed there; the model
+				// cannot step a loop that takes no time.
+				if w.sleepUS == 0 && w.workNS == 0 {
+					if w.classic {
+						return nil, flagErr("-s", "-s 0 with -c 0: the message thread does not sleep and the workers do not spin, so the threads would post and wake each other without using time (allowed: -s or -c above 0)")
+					}
+					return nil, flagErr("-s", "-s 0 with %d matrix multiplications of a %d KB footprint (no work): the workers would post and wake without using time (allowed: -s above 0, or -n and -F large enough for some work)", w.ops, w.footprint)
 				}
 				if w.runtime < 30 {
 					// parse_options(): if (runtime < 30) warmuptime = 0;
@@ -320,6 +340,7 @@ func (w *schbench) Setup(s *emu.Sim) error {
 	w.snaps = nil
 	w.printIt = w.passes()
 	w.nextPrint = w.printIt.nextPrintTick()
+	w.replay = newSchReplay(w)
 	for i := range w.msgThreads {
 		// thread_data layout: message thread i, then its workers.
 		base := i * (nt + 1)
@@ -433,13 +454,12 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 	add := func(hs func() []*Hist, now, from int64) {
 		// tvdelta() of two gettimeofday()s, recorded when > 0.
 		if d := now/1000 - from/1000; d > 0 {
-			b := bucket(now)
-			st.grow(b)
+			i := st.grow(bucket(now))
 			h := hs()
-			if h[b] == nil {
-				h[b] = NewHist()
+			if h[i] == nil {
+				h[i] = NewHist()
 			}
-			h[b].Add(uint64(d))
+			h[i].Add(uint64(d))
 		}
 	}
 	wakeHists := func() []*Hist { return st.wake }
@@ -497,9 +517,7 @@ func (w *schbench) workerProg(st *schWorker, idx int, msgSem, mine *emu.Sem) emu
 				phase = phWorked
 			case phWorked:
 				now := t.Now()
-				b := bucket(now)
-				st.grow(b)
-				st.loops[b]++
+				st.loops[st.grow(bucket(now))]++
 				add(reqHists, now, workStart)
 				phase = phPost
 			}
@@ -522,6 +540,8 @@ func (w *schbench) Done(s *emu.Sim) bool {
 		w.snaps = append(w.snaps, w.schedDelay())
 		w.nextPrint = w.printIt.nextPrintTick()
 	}
+	// The buckets up to two seconds behind the barrier are final.
+	w.replay.foldTo(int(s.Now()/1e9)-2, w.runtime)
 	return false
 }
 
@@ -540,33 +560,6 @@ func (w *schbench) schedDelay() schedDelay {
 		return sum / int64(max(len(ts), 1))
 	}
 	return schedDelay{msg: avg(w.msg), worker: avg(w.tasks)}
-}
-
-// merged returns the workers' histograms of the buckets in (from, to].
-func (w *schbench) merged(from, to int) (wake, req *Hist) {
-	wake, req = NewHist(), NewHist()
-	for _, st := range w.wk {
-		for b := max(from+1, 0); b <= to && b < len(st.loops); b++ {
-			if st.wake[b] != nil {
-				wake.Merge(st.wake[b])
-			}
-			if st.req[b] != nil {
-				req.Merge(st.req[b])
-			}
-		}
-	}
-	return wake, req
-}
-
-// loopsTo is combine_message_thread_rps(): requests done by second k.
-func (w *schbench) loopsTo(k int) int64 {
-	var n int64
-	for _, st := range w.wk {
-		for b := 0; b <= k && b < len(st.loops); b++ {
-			n += st.loops[b]
-		}
-	}
-	return n
 }
 
 // schStats is struct stats as show_latencies() reads it.
@@ -664,63 +657,26 @@ func (w *schbench) Report(out io.Writer, s *emu.Sim) error {
 // schFinal are the stats main() prints at the end (and writes to -j).
 type schFinal struct{ wake, req, rps schStats }
 
-// report is Report's text and the final stats.
+// report is Report's text and the final stats: the passes replayed so
+// far (schReplay), the rest up to the last second run, and main()'s
+// final print.
 func (w *schbench) report(s *emu.Sim) ([]byte, schFinal) {
+	endTick, secs := w.ran(s)
+	r := w.replay
+	r.finish(endTick)
 	var b bytes.Buffer
 	if w.autoT {
 		fmt.Fprintf(&b, "setting worker threads to %d\n", w.workers)
 	}
-	zeroTick := -1
-	rps := schStats{h: NewHist()}
-	var lastLoops int64
-	lastRPS := 0
-	nprint := 0
-	endTick, secs := w.ran(s)
-	for it := w.passes(); ; {
-		p, ok := it.next()
-		if !ok || p.tick > endTick {
-			break
-		}
-		k := p.tick
-		if p.reset {
-			fmt.Fprintf(&b, "warmup done, zeroing stats\n")
-			zeroTick = k
-			rps = schStats{h: NewHist()}
-			continue
-		}
-		// rps = (loop_count - last_loop_count) * USEC_PER_SEC / delta;
-		// the pass at second 0 divides 0 by 0 and records 0.
-		loops := w.loopsTo(k)
-		r := 0.0
-		if k > lastRPS {
-			r = float64((loops-lastLoops)*1e6) / float64(int64(k-lastRPS)*1e6)
-		}
-		lastLoops, lastRPS = loops, k
-		rps.addRPS(uint64(r))
-		if !p.print {
-			continue
-		}
-		wake, req := w.merged(zeroTick, k)
-		showLatencies(&b, histStats(wake), "Wakeup Latencies", "usec", k, plistForLat, plist99)
-		showLatencies(&b, histStats(req), "Request Latencies", "usec", k, plistForLat, plist99)
-		showLatencies(&b, rps, "RPS", "requests", k, plistForRPS, plist50)
-		sd := w.schedDelay()
-		if nprint < len(w.snaps) {
-			sd = w.snaps[nprint]
-		}
-		nprint++
-		fmt.Fprintf(&b, "sched delay: message %d (usec) worker %d (usec)\n", sd.msg/1000, sd.worker/1000)
-		fmt.Fprintf(&b, "current rps: %.2f\n", r)
-	}
+	b.Write(r.text.Bytes())
 	if endTick < w.runtime {
 		fmt.Fprintf(&b, "stopped early: %.3f s of the %d s runtime ran; the totals below cover that\n", secs, w.runtime)
 	}
-	wake, req := w.merged(zeroTick, w.runtime)
-	fin := schFinal{histStats(wake), histStats(req), rps}
+	fin := schFinal{histStats(r.wake), histStats(r.req), r.rps}
 	showLatencies(&b, fin.wake, "Wakeup Latencies", "usec", endTick, plistForLat, plist99)
 	showLatencies(&b, fin.req, "Request Latencies", "usec", endTick, plistForLat, plist99)
 	showLatencies(&b, fin.rps, "RPS", "requests", endTick, plistForRPS, plist50)
-	fmt.Fprintf(&b, "average rps: %.2f\n", float64(w.loopsTo(w.runtime))/secs)
+	fmt.Fprintf(&b, "average rps: %.2f\n", float64(r.loops)/secs)
 	sd := w.schedDelay()
 	fmt.Fprintf(&b, "sched delay: message %d (usec) worker %d (usec)\n", sd.msg/1000, sd.worker/1000)
 	return b.Bytes(), fin
@@ -817,11 +773,9 @@ func (w *schbench) ran(s *emu.Sim) (tick int, secs float64) {
 
 func (w *schbench) Metrics(s *emu.Sim) Metrics {
 	endTick, secs := w.ran(s)
-	wake, req := w.merged(-1, w.runtime)
-	if w.warmup > 0 && w.warmup <= endTick {
-		// the pass of second -w zeroed the stats
-		wake, req = w.merged(w.warmup, w.runtime)
-	}
+	// Since the pass of second -w zeroed the stats, when it ran.
+	w.replay.finish(endTick)
+	wake, req := w.replay.wake, w.replay.req
 	pct := func(h *Hist, p float64) float64 {
 		v, _ := schPercentiles(h, []float64{p})
 		return float64(v[0])
@@ -836,6 +790,6 @@ func (w *schbench) Metrics(s *emu.Sim) Metrics {
 		"wakeup_samples":   float64(wake.Count()),
 		"request_p50_usec": pct(req, 50),
 		"request_p99_usec": pct(req, 99),
-		"average_rps":      float64(w.loopsTo(w.runtime)) / secs,
+		"average_rps":      float64(w.replay.loops) / secs,
 	}}
 }

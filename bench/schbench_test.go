@@ -102,3 +102,25 @@ func TestSchbenchBadInput(t *testing.T) {
 func TestSchbenchDeterminism(t *testing.T) {
 	driversAgree(t, "hikey-8", "v6.6-eevdf", 7, 4, "schbench", "-m", "2", "-t", "6", "-r", "1", "-n", "2")
 }
+
+// TestSchbenchBucketsBounded: a worker holds only the seconds not yet
+// folded into the run's totals, however long the run (issue 40, item 10:
+// every second's histograms were kept for the report).
+func TestSchbenchBucketsBounded(t *testing.T) {
+	m := machine(t, "hikey-8")
+	for _, r := range []string{"5", "40"} {
+		w, err := build(m, "schbench", "-m", "1", "-t", "2", "-r", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Execute(w, RunConfig{Machine: m, Seed: 1, Driver: "serial"})
+		if err != nil || !res.Complete {
+			t.Fatalf("-r %s: %v", r, err)
+		}
+		for i, st := range w.(*schbench).wk {
+			if n := len(st.loops); n > 3 {
+				t.Errorf("-r %s: worker %d holds %d seconds of buckets after the run, want at most 3", r, i, n)
+			}
+		}
+	}
+}

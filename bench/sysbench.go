@@ -196,8 +196,8 @@ func (w *sysbenchBench) validate(m *hwmodel.Machine) (Workload, error) {
 		return nil, flagErr("-threads", "%v", err)
 	}
 	w.n = n
-	if !(w.timeSec > 0) || w.timeSec > 1e6 {
-		return nil, flagErr("-time", "run time must be a positive number of seconds, got %v", w.timeSec)
+	if !(w.timeSec >= MinSeconds) || w.timeSec > MaxSeconds {
+		return nil, flagErr("-time", "run time %v s is out of range (allowed: %g to %d seconds)", w.timeSec, MinSeconds, MaxSeconds)
 	}
 	w.dur = int64(math.Round(w.timeSec * 1e9))
 	if !(w.interval >= 0) || w.interval > MaxSeconds {

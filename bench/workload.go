@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -116,8 +117,15 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 	if c.Cgroup == "" {
 		return nil, nil
 	}
+	parts := strings.Split(strings.Trim(c.Cgroup, "/"), "/")
+	if len(parts) > MaxGroupDepth {
+		return nil, flagErr("-cgroup", "%d levels is too deep (allowed: at most %d path elements)", len(parts), MaxGroupDepth)
+	}
+	if i := strings.IndexFunc(c.Cgroup, unicode.IsControl); i >= 0 {
+		return nil, flagErr("-cgroup", "%q holds a control character (allowed: printable path elements)", c.Cgroup)
+	}
 	var parent *emu.TaskGroup
-	for _, part := range strings.Split(strings.Trim(c.Cgroup, "/"), "/") {
+	for _, part := range parts {
 		if part == "" {
 			return nil, flagErr("-cgroup", "%q has an empty path element", c.Cgroup)
 		}
@@ -129,6 +137,12 @@ func (c *Common) Group(s *emu.Sim) (*emu.TaskGroup, error) {
 	}
 	return parent, nil
 }
+
+// MaxGroupDepth bounds a task group path (-cgroup, rt-app's taskgroup):
+// the kernel sets no limit (cgroup.max.depth is unlimited by default),
+// but each level costs a sched_entity and cfs_rq per CPU here, and no
+// real hierarchy is anywhere near 64 deep (systemd's is 3 or 4).
+const MaxGroupDepth = 64
 
 // pairStarts are the allowed values of the paired workloads' -start.
 var pairStarts = []string{"spread", "fork"}
@@ -267,6 +281,11 @@ func spreadOrder(s *emu.Sim) []int {
 // days) is far more than a host can emulate, and far below the overflow
 // of int64 nanoseconds.
 const MaxSeconds = 1_000_000
+
+// MinSeconds is the shortest fractional duration a flag takes (sysbench
+// --time, rt-app -d): the real tools take whole seconds; below a
+// millisecond a run is a few scheduler ticks' worth of nothing.
+const MinSeconds = 1e-3
 
 // maxVirtualNS is MaxSeconds in ns.
 const maxVirtualNS = MaxSeconds * int64(1e9)

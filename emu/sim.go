@@ -259,8 +259,11 @@ func New(cfg Config) (*Sim, error) {
 // Lookahead is the smallest delay between one CPU's action and another
 // CPU acting on it: an IPI's delivery, or a polling idle CPU waking
 // (DESIGN.md).
-func (s *Sim) Lookahead() int64 {
-	return max(1, min(s.m.Cost(hwmodel.OpIPIDeliver), s.m.Cost(hwmodel.OpIdleExit)))
+func (s *Sim) Lookahead() int64 { return MachineLookahead(s.m) }
+
+// MachineLookahead is Lookahead of a Sim on m, without one.
+func MachineLookahead(m *hwmodel.Machine) int64 {
+	return max(1, min(m.Cost(hwmodel.OpIPIDeliver), m.Cost(hwmodel.OpIdleExit)))
 }
 
 // Seed is the run's seed (Config.Seed).

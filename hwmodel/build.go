@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Build validates a spec and returns the machine it describes. Every
@@ -13,11 +14,19 @@ func Build(s *Spec) (*Machine, error) {
 	if s.Name == "" {
 		return nil, specErr("name", "required")
 	}
-	if s.FreqMHz <= 0 || s.FreqMHz > 10000 {
-		return nil, specErr("freq_mhz", "%v out of range (0, 10000]", s.FreqMHz)
+	for _, f := range []struct{ name, v string }{{"name", s.Name}, {"description", s.Description}, {"model", s.Model}} {
+		if strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
+			return nil, specErr(f.name, "%q holds a control character (allowed: printable text on one line)", f.v)
+		}
 	}
-	if s.FreqRefMHz < 0 || s.FreqRefMHz > 10000 {
-		return nil, specErr("freq_ref_mhz", "%v out of range [0, 10000] (0: freq_mhz)", s.FreqRefMHz)
+	// Written so that NaN fails: every comparison with it is false. At
+	// least 1 MHz keeps every cycles-to-ns conversion (CyclesToNS) of a
+	// cost of at most MaxSourced cycles under 1e10 ns.
+	if !(s.FreqMHz >= 1 && s.FreqMHz <= 10000) {
+		return nil, specErr("freq_mhz", "%v out of range (allowed: 1 to 10000 MHz)", s.FreqMHz)
+	}
+	if !(s.FreqRefMHz == 0 || s.FreqRefMHz >= 1 && s.FreqRefMHz <= 10000) {
+		return nil, specErr("freq_ref_mhz", "%v out of range (allowed: 1 to 10000 MHz, or 0: freq_mhz)", s.FreqRefMHz)
 	}
 	switch s.HZ {
 	case 100, 250, 300, 1000:
@@ -185,55 +194,75 @@ func (m *Machine) buildTopology(cpus []CPUSpec) error {
 		}},
 		{"llc", func(c *CPUSpec) string { return c.LLC }},
 	}
+	// Each distinct list is parsed and stored once, whatever the number
+	// of CPUs naming it, and a new set claims its members: a CPU already
+	// claimed by another set is in two groups (an 8192-CPU spec whose
+	// every CPU lists "0-8191" is one set, not 8192 copies of it).
 	sets := make([][][]int, len(levels)) // level -> cpu -> set
+	setIdx := make([][]int, len(levels)) // level -> cpu -> distinct set
 	for li, lv := range levels {
 		sets[li] = make([][]int, n)
+		setIdx[li] = make([]int, n)
+		byText, byKey := map[string]int{}, map[string]int{}
+		var distinct [][]int
+		var creator []int // distinct set -> the CPU whose list made it
+		owner := make([]int, n)
+		for i := range owner {
+			owner[i] = -1
+		}
 		for i := range cpus {
 			c := &cpus[i]
 			field := fmt.Sprintf("cpus[%d].%s", i, lv.name)
-			set, err := ParseCPUList(lv.get(c))
-			if err != nil {
-				return specErr(field, "%v", err)
-			}
-			if len(set) == 0 {
-				return specErr(field, "required")
-			}
-			if !slices.Contains(set, c.CPU) {
-				return specErr(field, "%q does not contain CPU %d itself", lv.get(c), c.CPU)
-			}
-			for _, o := range set {
-				if o >= n {
-					return specErr(field, "names CPU %d but the machine has CPUs 0..%d", o, n-1)
-				}
-			}
-			sets[li][c.CPU] = set
-		}
-		// Give each distinct set an index; every member of a set must
-		// have the same index (n x group size, not n x size^2).
-		setIdx := make([]int, n)
-		byKey := map[string]int{}
-		for id := 0; id < n; id++ {
-			key := FormatCPUList(sets[li][id])
-			k, ok := byKey[key]
+			text := lv.get(c)
+			k, ok := byText[text]
 			if !ok {
-				k = len(byKey)
-				byKey[key] = k
-			}
-			setIdx[id] = k
-		}
-		for id := 0; id < n; id++ {
-			for _, o := range sets[li][id] {
-				if setIdx[o] != setIdx[id] {
-					field := fmt.Sprintf("cpus[%d].%s", byID[id], lv.name)
-					if lv.name == "siblings" {
-						return specErr(field, "sibling list %q of CPU %d is not symmetric: CPU %d lists %q",
-							FormatCPUList(sets[li][id]), id, o, FormatCPUList(sets[li][o]))
-					}
-					return specErr(field, "CPU %d is in two %s domains: %q (CPU %d's) and %q (CPU %d's)",
-						o, lv.name, FormatCPUList(sets[li][id]), id, FormatCPUList(sets[li][o]), o)
+				set, err := ParseCPUList(text)
+				if err != nil {
+					return specErr(field, "%v", err)
 				}
+				if len(set) == 0 {
+					return specErr(field, "required")
+				}
+				if last := set[len(set)-1]; last >= n {
+					return specErr(field, "names CPU %d but the machine has CPUs 0..%d", last, n-1)
+				}
+				key := FormatCPUList(set)
+				if k, ok = byKey[key]; !ok {
+					k = len(distinct)
+					for _, o := range set {
+						if t := owner[o]; t >= 0 {
+							if lv.name == "siblings" {
+								return specErr(fmt.Sprintf("cpus[%d].siblings", byID[creator[t]]), "sibling list %q of CPU %d is not symmetric: CPU %d lists %q",
+									FormatCPUList(distinct[t]), creator[t], c.CPU, key)
+							}
+							return specErr(field, "CPU %d is in two %s domains: %q (CPU %d's) and %q (CPU %d's)",
+								o, lv.name, key, c.CPU, FormatCPUList(distinct[t]), creator[t])
+						}
+						owner[o] = k
+					}
+					distinct = append(distinct, set)
+					creator = append(creator, c.CPU)
+					byKey[key] = k
+				}
+				byText[text] = k
 			}
-			if li > 0 && !isSubset(sets[li-1][id], sets[li][id]) {
+			set := distinct[k]
+			if _, ok := slices.BinarySearch(set, c.CPU); !ok {
+				return specErr(field, "%q does not contain CPU %d itself", text, c.CPU)
+			}
+			sets[li][c.CPU], setIdx[li][c.CPU] = set, k
+		}
+		if li == 0 {
+			continue
+		}
+		checked := map[[2]int]bool{} // (inner set, this set) pairs
+		for id := 0; id < n; id++ {
+			pair := [2]int{setIdx[li-1][id], setIdx[li][id]}
+			if checked[pair] {
+				continue
+			}
+			checked[pair] = true
+			if !isSubset(sets[li-1][id], sets[li][id]) {
 				return specErr(fmt.Sprintf("cpus[%d].%s", byID[id], lv.name),
 					"%q must contain the CPU's %s %q", FormatCPUList(sets[li][id]), levels[li-1].name, FormatCPUList(sets[li-1][id]))
 			}
@@ -372,8 +401,8 @@ func checkSourced(field string, v *Sourced, required bool) (float64, error) {
 		}
 		return 0, nil
 	}
-	if !(v.Value > 0) || v.Value > MaxSourced {
-		return 0, specErr(field+".value", "must be a positive number of at most %g, got %v", float64(MaxSourced), v.Value)
+	if !(v.Value >= MinSourced && v.Value <= MaxSourced) {
+		return 0, specErr(field+".value", "must be a number from %g to %g, got %v", MinSourced, float64(MaxSourced), v.Value)
 	}
 	if v.Source == "" {
 		return 0, specErr(field+".source", "required: say where the number comes from")
@@ -389,6 +418,11 @@ func checkSourced(field string, v *Sourced, required bool) (float64, error) {
 // above any machine's and far from float overflow in the sums that use
 // them.
 const MaxSourced = 1e7
+
+// MinSourced is the smallest figure a spec or calibration file may give
+// (a thousandth of a ns or cycle, or of a fraction): below it a value is
+// a typo or a denormal, not a measurement.
+const MinSourced = 1e-3
 
 // SourceTags are the kinds of source a spec number may cite, the first
 // thing in its source.

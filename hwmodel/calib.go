@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -65,6 +66,9 @@ func DecodeCalib(data []byte) (*Calib, error) {
 	if len(data) > maxCalibBytes {
 		return nil, fmt.Errorf("longer than %d MiB: not a calibration file", maxCalibBytes>>20)
 	}
+	if err := checkYAMLBounds(data, specBounds); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Calib
@@ -73,6 +77,13 @@ func DecodeCalib(data []byte) (*Calib, error) {
 			return nil, errors.New("empty calibration file")
 		}
 		return nil, errors.New(cleanYAMLError(err))
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, errors.New("more than one YAML document")
+	case !errors.Is(err, io.EOF):
+		return nil, errors.New("text after the end of the document: " + cleanYAMLError(err))
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
@@ -85,6 +96,11 @@ func DecodeCalib(data []byte) (*Calib, error) {
 // means not measured, except in pingpong_ns, which lists only what was.
 func (c *Calib) validate() error {
 	const classes = "smt, l2, llc, socket, remote"
+	for _, f := range []struct{ name, v string }{{"host", c.Host}, {"date", c.Date}} {
+		if strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%s: %q holds a control character (allowed: printable text on one line)", f.name, f.v)
+		}
+	}
 	names := make([]string, 0, len(c.PingPongNS))
 	for name := range c.PingPongNS {
 		names = append(names, name)
@@ -95,8 +111,8 @@ func (c *Calib) validate() error {
 		if _, ok := classByName(name); !ok || name == "self" {
 			return fmt.Errorf("pingpong_ns.%s: unknown class (allowed: %s)", name, classes)
 		}
-		if !(v > 0) || v > MaxSourced {
-			return fmt.Errorf("pingpong_ns.%s: must be a positive number of ns, at most %g, got %v", name, float64(MaxSourced), v)
+		if !(v >= MinSourced && v <= MaxSourced) {
+			return fmt.Errorf("pingpong_ns.%s: must be a number of ns from %g to %g, got %v", name, MinSourced, float64(MaxSourced), v)
 		}
 	}
 	for _, f := range []struct {
@@ -106,8 +122,8 @@ func (c *Calib) validate() error {
 		{"rmw_local_ns", c.RMWLocalNS}, {"hammer2_shared_ns", c.Hammer2SharedNS}, {"hammer2_padded_ns", c.Hammer2PaddedNS},
 		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US}, {"page_fault_us", c.PageFaultUS},
 	} {
-		if !(f.v >= 0) || f.v > MaxSourced {
-			return fmt.Errorf("%s: must be a positive number, at most %g (0: not measured), got %v", f.name, float64(MaxSourced), f.v)
+		if !(f.v == 0 || f.v >= MinSourced && f.v <= MaxSourced) {
+			return fmt.Errorf("%s: must be a number from %g to %g (0: not measured), got %v", f.name, MinSourced, float64(MaxSourced), f.v)
 		}
 	}
 	if c.Hammer2Class != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -201,6 +202,9 @@ func DecodeSpec(r io.Reader) (*Spec, error) {
 	if len(data) > maxSpecBytes {
 		return nil, &SpecError{Field: "(document)", Msg: fmt.Sprintf("longer than %d MiB", maxSpecBytes>>20)}
 	}
+	if err := checkYAMLBounds(data, specBounds); err != nil {
+		return nil, &SpecError{Field: "(document)", Msg: err.Error()}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec
@@ -216,9 +220,20 @@ func DecodeSpec(r io.Reader) (*Spec, error) {
 		}
 		return nil, &SpecError{Field: field, Msg: cleanYAMLError(err)}
 	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err == nil {
+		if err := checkWholeNumbers(&root, reflect.TypeOf(s), ""); err != nil {
+			return nil, err
+		}
+	}
+	// Nothing may follow the document: not another one, and not
+	// trailing text (the parser stops after a JSON spec's closing brace).
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, &SpecError{Field: "(document)", Msg: "more than one YAML document"}
+	case !errors.Is(err, io.EOF):
+		return nil, &SpecError{Field: "(document)", Msg: "text after the end of the document: " + cleanYAMLError(err)}
 	}
 	return &s, nil
 }
@@ -342,13 +357,19 @@ func nodePaths(n *yaml.Node, line int, prefix string, out *[]fieldAt) {
 // cleanYAMLError drops the library's "yaml: " prefix; its messages already
 // give the line and the unknown field ("line 7: field l3_shared_by not
 // found in type hwmodel.CacheSpec").
+// At most maxErrorLines of its errors are kept, then their count.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
-	msg = bytes.NewBufferString(msg).String()
 	for _, p := range []string{"yaml: unmarshal errors:\n  ", "yaml: "} {
 		if len(msg) > len(p) && msg[:len(p)] == p {
 			msg = msg[len(p):]
 		}
 	}
+	if lines := strings.Split(msg, "\n"); len(lines) > maxErrorLines {
+		msg = strings.Join(lines[:maxErrorLines], "\n") + fmt.Sprintf("\n  (and %d more errors)", len(lines)-maxErrorLines)
+	}
 	return msg
 }
+
+// maxErrorLines bounds the decoding errors printed for one document.
+const maxErrorLines = 5

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -345,11 +346,23 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 
 	cells := map[string][]cell{} // row label -> per setting
 	ref := map[string][]cell{}
-	for _, row := range rows {
+	// stopped prints, for an interrupted study, the table of the rows
+	// that finished before the interrupt, then returns err.
+	stopped := func(done []*Row, err error) (*Summary, error) {
+		if !errors.Is(err, ErrInterrupted) {
+			return nil, err
+		}
+		if len(done) > 0 {
+			r.printTable(st, done, cells, ref)
+		}
+		fmt.Fprintf(w, "\ninterrupted: %d of the %d rows finished before the stop; the table covers those\n", len(done), len(rows))
+		return nil, err
+	}
+	for i, row := range rows {
 		for _, s := range st.Settings {
 			runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), ""))
 			if err != nil {
-				return nil, err
+				return stopped(rows[:i], err)
 			}
 			cells[row.Label] = append(cells[row.Label], cell{runs})
 		}
@@ -357,7 +370,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 			for _, s := range st.Settings {
 				runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), st.RefTopo))
 				if err != nil {
-					return nil, err
+					return stopped(rows[:i], err)
 				}
 				ref[row.Label] = append(ref[row.Label], cell{runs})
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,5 +435,40 @@ func TestTgLineMetrics(t *testing.T) {
 		if v := m.Fn(o); v != 0 {
 			t.Errorf("%s = %v without a cgroup, want 0", m.Name, v)
 		}
+	}
+}
+
+// TestInterruptedTable: a study stopped by a signal prints the table of
+// the rows that finished before it (issue 40, item 11).
+func TestInterruptedTable(t *testing.T) {
+	st := &Study{
+		Name: "tiny2", Set: "validation", Doc: "two rows",
+		Settings: []Setting{{"base", "v6.6-eevdf"}, {"cfs", "v6.5-cfs"}},
+		Rows: []Row{
+			{Label: "first", Topo: "hikey-8", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: Length{Default: 10, Quick: 10, Int: true, Unit: "loops"}},
+			{Label: "second", Topo: "hikey-8", Workload: "pipe", Args: []string{"-l", "{L}", "-T"}, Length: Length{Default: 10, Quick: 10, Int: true, Unit: "loops"}},
+		},
+		Metrics: []Metric{{Name: "total", Key: "total_sec"}},
+	}
+	f := &fakeExec{}
+	var out bytes.Buffer
+	r := &Runner{Seed: 1, Quick: true, Out: &out, exec: func(run Run, seed uint64, eng Engine) (*Outcome, error) {
+		o, err := f.exec(run, seed, eng)
+		if slices.Contains(run.Args, "-T") {
+			o.Interrupted = true
+		}
+		return o, err
+	}}
+	if _, err := r.Reproduce(st); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	text := out.String()
+	for _, want := range []string{"first", "total", "interrupted: 1 of the 2 rows finished"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if regexp.MustCompile(`(?m)^\s*second\s+total`).MatchString(text) {
+		t.Errorf("the unfinished row is in the table:\n%s", text)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/rqemu/rqemu/contention"
@@ -39,6 +38,10 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
 	}
+	// -o is checked before the seconds of measuring.
+	if err := checkOutputs([][2]string{{"-o", *out}}); err != nil {
+		return err
+	}
 	m, err := hwmodel.Load(hwmodel.HostPreset, hwmodel.LoadOptions{Calib: *calib})
 	if err != nil {
 		return err
@@ -61,16 +64,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		if err := rep.Calib.Write(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
+		if err := writeFile(*out, rep.Calib.Write); err != nil {
+			return fmt.Errorf("-o: %w", err)
 		}
 		fmt.Fprintf(stderr, "emu: wrote %s\n", *out)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
+	"golang.org/x/sys/unix"
 )
 
 // caught is the signal that stopped the run (0: none yet).
@@ -27,6 +30,19 @@ func caughtSignal() syscall.Signal {
 // maxEpoch bounds -epoch: far coarser than any useful schedule, and far
 // from overflowing the clock.
 const maxEpoch = time.Second
+
+// warnEpoch says, once, what an -epoch past the machine's lookahead
+// costs: an event for another CPU (a wakeup, an IPI) takes effect at the
+// next barrier, up to an epoch late, so virtual times stretch (a pipe
+// round trip waits an epoch per hop).
+func warnEpoch(w io.Writer, epoch time.Duration, m *hwmodel.Machine) {
+	la := emu.MachineLookahead(m)
+	if int64(epoch) <= la {
+		return
+	}
+	fmt.Fprintf(w, "emu: warning: -epoch %v is %.0fx %s's lookahead (%v, the exact schedule's epoch, -epoch 0): a wakeup or IPI for another CPU can take effect up to an epoch late, so virtual times and rates are approximate\n",
+		epoch, float64(epoch)/float64(la), m.Name, time.Duration(la))
+}
 
 // onceWorkload rejects a repeated -workload: the workload's flags are
 // declared by the first, so the usual "last one wins" cannot apply.
@@ -52,7 +68,11 @@ func parseFeatureFlag(flag, spec string) (emu.Features, string, error) {
 
 // checkOutputs checks, before a run, that each output file (flag, path;
 // "" is not asked for) can be written: not a directory, not read-only, in
-// a directory that exists. The file is left as it was.
+// a directory that exists. The file is left as it was. A FIFO, a device
+// or a socket is not opened (opening a FIFO blocks until its reader
+// comes, and the close would give that reader an end of file): access(2)
+// says whether it may be written, and the write after the run opens it
+// as a shell's redirection does, waiting for the reader.
 func checkOutputs(outs [][2]string) error {
 	for _, o := range outs {
 		flag, path := o[0], o[1]
@@ -66,6 +86,11 @@ func checkOutputs(outs [][2]string) error {
 			return usagef("%s: %s is a directory (allowed: a file to write)", flag, path)
 		case existed && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0:
 			return usagef("%s: %s is read-only (allowed: a file to write)", flag, path)
+		case existed && !fi.Mode().IsRegular():
+			if err := unix.Access(path, unix.W_OK); err != nil {
+				return usagef("%s: cannot write %s: %v", flag, path, err)
+			}
+			continue
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 		if err != nil {

@@ -197,11 +197,5 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 
 // parse parses flags, turning errors into usage errors (exit 2).
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{msg: err.Error()}
-	}
-	return nil
+	return quietParse(fs, "", func() error { return fs.Parse(args) })
 }

@@ -93,8 +93,30 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return usagef("merge: no records in %s", strings.Join(fs.Args(), " "))
 	}
+	warnPartial(stderr, recs)
 	writeMerge(stdout, recs, base)
 	return nil
+}
+
+// warnPartial says, once, how many records are of runs that did not
+// finish (interrupted, or stopped at their bound): their numbers cover
+// only the time run, and the tables mix them with the others.
+func warnPartial(w io.Writer, recs []*record) {
+	var stopped, short int
+	for _, r := range recs {
+		switch {
+		case r.Interrupted:
+			stopped++
+		case !r.Complete:
+			short++
+		}
+	}
+	if stopped > 0 {
+		fmt.Fprintf(w, "emu merge: warning: %d of the %d records are of interrupted runs (\"interrupted\": true): their numbers cover only the time run\n", stopped, len(recs))
+	}
+	if short > 0 {
+		fmt.Fprintf(w, "emu merge: warning: %d of the %d records are of runs that did not finish (\"complete\": false): their numbers cover only the time run\n", short, len(recs))
+	}
 }
 
 // writeMerge prints the tables of the records' groups.

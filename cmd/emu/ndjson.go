@@ -21,13 +21,16 @@ import (
 // -o, emu sweep): one compact JSON object per line, which emu merge and
 // emu plot read back, and jq reads as well.
 type record struct {
-	Config   recordConfig  `json:"config"`
-	Seed     uint64        `json:"seed"`
-	Host     hostInfo      `json:"host"`
-	Study    *recordStudy  `json:"study,omitempty"`
-	Sweep    *recordSweep  `json:"sweep,omitempty"`
-	Complete bool          `json:"complete"`
-	Result   bench.Metrics `json:"result"`
+	Config   recordConfig `json:"config"`
+	Seed     uint64       `json:"seed"`
+	Host     hostInfo     `json:"host"`
+	Study    *recordStudy `json:"study,omitempty"`
+	Sweep    *recordSweep `json:"sweep,omitempty"`
+	Complete bool         `json:"complete"`
+	// Interrupted: SIGINT or SIGTERM stopped the run; its numbers cover
+	// the time run (emu merge warns).
+	Interrupted bool          `json:"interrupted"`
+	Result      bench.Metrics `json:"result"`
 	// LKP are lkp-tests' parsers' metrics of the workload's output.
 	LKP      map[string]float64 `json:"lkp,omitempty"`
 	Counters map[string]float64 `json:"counters"`
@@ -97,7 +100,7 @@ func newRecord(o *study.Outcome, driver string) *record {
 	return &record{
 		Config: recordConfig{Topo: o.Run.Topo, CPUs: o.CPUs, Features: o.Run.Features, Workload: o.Run.Workload,
 			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched},
-		Seed: o.Seed, Host: h, Complete: o.Complete, Result: o.Metrics, LKP: o.LKP, Counters: o.Counters,
+		Seed: o.Seed, Host: h, Complete: o.Complete, Interrupted: o.Interrupted, Result: o.Metrics, LKP: o.LKP, Counters: o.Counters,
 		Profile: prof, Histograms: o.Histograms,
 	}
 }

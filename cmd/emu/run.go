@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/felixge/fgprof"
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -154,7 +154,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	}
 	spec := cmd.Spec
 	fs.Usage = func() { workloadUsage(stderr, usage, fs, engine, spec, explicit) }
-	if err := cmd.Parse(args); err != nil {
+	if err := quietParse(fs, " -workload "+wname, func() error { return cmd.Parse(args) }); err != nil {
 		var ae *bench.ArgError
 		switch {
 		case errors.Is(err, flag.ErrHelp):
@@ -162,7 +162,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 		case errors.As(err, &ae):
 			return nil, usagef("%s: unexpected argument %q (flags only; workload %s takes: %s)", name, ae.Arg, wname, flagNames(fs, engine))
 		}
-		return nil, &usageError{msg: err.Error()}
+		return nil, err
 	}
 	var wargs []string
 	fs.Visit(func(f *flag.Flag) {
@@ -183,6 +183,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if err != nil {
 		return nil, err
 	}
+	warnEpoch(stderr, e.epoch, m)
 	return &setup{m: m, spec: spec, mk: cmd.Build, args: args, wargs: wargs, given: givenArgs(fs, engine, args)}, nil
 }
 
@@ -460,6 +461,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	stop, unlisten := interrupts()
+	unlisten = sync.OnceFunc(unlisten)
 	defer unlisten()
 	cfg := runConfig(&f.engineFlags, st.m, feat)
 	cfg.Sched = sched
@@ -475,9 +477,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		cfg.Progress = prog.update
 	}
 	res, err := bench.Execute(w, cfg)
-	if err := stopProf(); err != nil {
-		fmt.Fprintln(stderr, "emu: profile:", err)
-	}
+	// The run is over: a signal from here on (say, while an output FIFO
+	// waits for its reader) takes its default action and ends emu.
+	unlisten()
+	profErr := stopProf()
 	if err != nil {
 		return workloadError(err)
 	}
@@ -519,25 +522,31 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, out := range []struct {
-		file  string
-		write func(io.Writer) error
+		flag, file string
+		write      func(io.Writer) error
 	}{
-		{f.schedstat, s.WriteSchedstat},
-		{f.taskstats, s.WriteTaskStats},
-		{f.trace, traceWriter(s, f.trace)},
-		{counterFile(f.trace), s.WriteChromeCounters},
-		{f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
+		{"-schedstat", f.schedstat, s.WriteSchedstat},
+		{"-taskstats", f.taskstats, s.WriteTaskStats},
+		{"-trace", f.trace, traceWriter(s, f.trace)},
+		{"-trace", counterFile(f.trace), s.WriteChromeCounters},
+		{"-memprofile", f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},
 	} {
 		if out.file == "" {
 			continue
 		}
 		if err := writeFile(out.file, out.write); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", out.flag, err)
 		}
 	}
 	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(s.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
 	if res.Interrupted {
+		if profErr != nil {
+			fmt.Fprintln(stderr, "emu:", profErr)
+		}
 		return errInterrupted
+	}
+	if profErr != nil {
+		return profErr
 	}
 	if res.Failure != nil {
 		return res.Failure
@@ -579,45 +588,6 @@ func writeFile(name string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// startProfiles starts the Go CPU profile and fgprof of the emulator.
-func startProfiles(cpuFile, fgFile string) (stop func() error, err error) {
-	var stops []func() error
-	if cpuFile != "" {
-		f, err := os.Create(cpuFile)
-		if err != nil {
-			return nil, err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		stops = append(stops, func() error { pprof.StopCPUProfile(); return f.Close() })
-	}
-	if fgFile != "" {
-		f, err := os.Create(fgFile)
-		if err != nil {
-			return nil, err
-		}
-		fstop := fgprof.Start(f, fgprof.FormatPprof)
-		stops = append(stops, func() error {
-			if err := fstop(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
-		})
-	}
-	return func() error {
-		var first error
-		for _, s := range stops {
-			if err := s(); err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
-	}, nil
 }
 
 // progress reports virtual time done, host time and an ETA on one

@@ -15,7 +15,9 @@ import (
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/hwmodel"
 	"github.com/rqemu/rqemu/study"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -119,6 +121,120 @@ func (s *sweep) jobs() []job {
 		}
 	}
 	return out
+}
+
+// maxSweepPoints bounds a grid that is printed or run (-count only
+// multiplies): a job per point is held in memory, and 100,000 runs are
+// far beyond what a sweep on one host, or a Slurm array, runs.
+const maxSweepPoints = 100_000
+
+// count is the number of points, computed without building the grid;
+// ok is false when it is past maxSweepPoints (n is then a lower bound,
+// or math.MaxInt when the product overflows).
+func (s *sweep) count() (n int, ok bool) {
+	n = 1
+	factors := []int{len(s.topos), len(s.features), s.seeds}
+	for _, a := range s.axes {
+		factors = append(factors, len(a.values))
+	}
+	for _, f := range factors {
+		if f != 0 && n > math.MaxInt/f {
+			return math.MaxInt, false
+		}
+		n *= f
+	}
+	return n, n <= maxSweepPoints
+}
+
+// validate builds the workload of the grid's points on each machine
+// before anything runs or is printed, so a bad value is an error here
+// rather than a failed point later: every point of a grid of at most
+// maxValidated distinct command lines, else each value of each axis with
+// the other axes at their first value (simplified: a value that fails
+// only in combination with another axis's then fails at its point).
+func (s *sweep) validate() error {
+	for _, f := range s.features {
+		if _, _, err := parseFeatureFlag("-features", f); err != nil {
+			return err
+		}
+	}
+	var argSets [][]string
+	first := make([]string, len(s.axes))
+	for i, a := range s.axes {
+		first[i] = "-" + a.name + "=" + a.values[0]
+	}
+	lines := 1
+	for _, a := range s.axes {
+		lines *= len(a.values)
+		if lines > maxValidated {
+			break
+		}
+	}
+	if lines <= maxValidated {
+		for _, j := range (&sweep{topos: s.topos[:1], features: s.features[:1], workload: s.workload, axes: s.axes, seeds: 1}).jobs() {
+			argSets = append(argSets, j.run.Args)
+		}
+	} else {
+		argSets = append(argSets, first)
+		for i, a := range s.axes {
+			for _, v := range a.values[1:] {
+				args := append([]string(nil), first...)
+				args[i] = "-" + a.name + "=" + v
+				argSets = append(argSets, args)
+			}
+		}
+	}
+	for _, topo := range s.topos {
+		m, err := hwmodel.Load(topo, hwmodel.LoadOptions{})
+		if err != nil {
+			return fmt.Errorf("-topo: %w", err)
+		}
+		for _, args := range argSets {
+			if _, err := bench.Build(s.workload, args, m); err != nil {
+				var pe *bench.ParseError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return usagef("sweep: the point %s on %s: %v", strings.Join(args, " "), topo, err)
+			}
+		}
+	}
+	return nil
+}
+
+// maxValidated bounds the command lines validate builds one by one.
+const maxValidated = 1000
+
+// checkSweepOut checks -o before anything runs: a file that can be
+// appended to, or (DIR/, or an existing directory) a directory that is,
+// or can be created, writable; openNDJSON creates missing directories.
+func checkSweepOut(out string) error {
+	st, err := os.Stat(out)
+	isDir := strings.HasSuffix(out, "/") || (err == nil && st.IsDir())
+	dir := filepath.Clean(out)
+	if !isDir {
+		dir = filepath.Dir(dir)
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return checkOutputs([][2]string{{"-o", out}})
+		}
+	}
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return usagef("-o: %s is not a directory (allowed: a FILE.ndjson, or DIR/ for one file per point)", dir)
+			}
+			if err := unix.Access(dir, unix.W_OK); err != nil {
+				return usagef("-o: cannot write in %s: %v", dir, err)
+			}
+			return nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return usagef("-o: cannot create %s", out)
+		}
+		dir = parent
+	}
 }
 
 // splitList splits an axis value: on "|" when it has one, else on
@@ -349,11 +465,34 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	n, ok := sw.count()
+	if o.count {
+		if n == math.MaxInt {
+			return usagef("sweep: the grid has more than %d points", math.MaxInt)
+		}
+		fmt.Fprintln(stdout, n)
+		return nil
+	}
+	if !ok {
+		return usagef("sweep: the grid has %s points, more than the %d allowed (-count prints the number; split the grid)", countString(n), maxSweepPoints)
+	}
+	running := !o.print && !o.slurm
+	if running && o.out == "" {
+		return usagef("sweep: -o FILE.ndjson or -o DIR/ is needed to run the points (or -print them)")
+	}
+	if running && o.index >= n {
+		return usagef("-index: %d is out of range (the grid has %d points: 0..%d)", o.index, n, n-1)
+	}
+	if err := sw.validate(); err != nil {
+		return err
+	}
+	if running {
+		if err := checkSweepOut(o.out); err != nil {
+			return err
+		}
+	}
 	jobs := sw.jobs()
 	switch {
-	case o.count:
-		fmt.Fprintln(stdout, len(jobs))
-		return nil
 	case o.print:
 		for _, j := range jobs {
 			fmt.Fprintln(stdout, o.command(j))
@@ -363,16 +502,18 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		writeSlurm(stdout, o, args, len(jobs))
 		return nil
 	}
-	if o.out == "" {
-		return usagef("sweep: -o FILE.ndjson or -o DIR/ is needed to run the points (or -print them)")
-	}
 	if o.index >= 0 {
-		if o.index >= len(jobs) {
-			return usagef("-index: %d is out of range (the grid has %d points: 0..%d)", o.index, len(jobs), len(jobs)-1)
-		}
 		jobs = jobs[o.index : o.index+1]
 	}
-	return runJobs(jobs, len(sw.jobs()), o, stderr)
+	return runJobs(jobs, n, o, stderr)
+}
+
+// countString is a point count, or "more than MaxInt" when it overflowed.
+func countString(n int) string {
+	if n == math.MaxInt {
+		return fmt.Sprintf("more than %d", n)
+	}
+	return fmt.Sprint(n)
 }
 
 // writeSlurm prints an sbatch script whose array task i runs point i.
@@ -404,19 +545,24 @@ func runJobs(jobs []job, of int, o *sweepOpts, stderr io.Writer) error {
 	writers := map[string]*ndjsonWriter{}
 	var mu sync.Mutex
 	var firstErr error
-	done, running := 0, 0
+	// written counts the records written, failed the points that ended
+	// without one (an error, an interrupt).
+	written, failed, running := 0, 0, 0
 	t0 := time.Now()
 	report := func(final bool) {
 		el := time.Since(t0)
 		eta := "?"
-		if done > 0 {
+		if done := written + failed; done > 0 {
 			eta = (time.Duration(float64(el) / float64(done) * float64(len(jobs)-done))).Round(time.Second).String()
 		}
-		end := ""
+		end, fails := "", ""
 		if final {
 			end = "\n"
 		}
-		fmt.Fprintf(stderr, "\remu sweep: %d/%d done, %d running, %s host, ETA %s   %s", done, len(jobs), running, el.Round(100*time.Millisecond), eta, end)
+		if failed > 0 {
+			fails = fmt.Sprintf(", %d without a record", failed)
+		}
+		fmt.Fprintf(stderr, "\remu sweep: %d/%d written, %d running%s, %s host, ETA %s   %s", written, len(jobs), running, fails, el.Round(100*time.Millisecond), eta, end)
 	}
 	ch := make(chan job)
 	var wg sync.WaitGroup
@@ -455,7 +601,11 @@ func runJobs(jobs []job, of int, o *sweepOpts, stderr io.Writer) error {
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("point %d: %w", j.index, err)
 				}
-				done++
+				if err == nil {
+					written++
+				} else {
+					failed++
+				}
 				report(false)
 				mu.Unlock()
 			}
