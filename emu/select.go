@@ -243,6 +243,7 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 			continue
 		}
 		if hasIdleCore {
+			rq.Stats.SISProbes++
 			if i := rq.selectIdleCore(p, c, &idleCPU, skip); i >= 0 {
 				return i
 			}

@@ -51,8 +51,9 @@ type RQStats struct {
 	IPIsReceived  int64 // IPIs it received
 	ILBKicks      int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
 	// SISScans are select_idle_cpu() scans this CPU ran as a waker (those
-	// past SIS_UTIL's nr_idle_scan == 0 exit), SISProbes the CPUs they
-	// tested with __select_idle_cpu() (no idle core: the per-CPU scan).
+	// past SIS_UTIL's nr_idle_scan == 0 exit), SISProbes the CPUs their
+	// for_each_cpu_wrap() visited: each tested with __select_idle_cpu(),
+	// or, with an idle core, as a core with select_idle_core().
 	SISScans  int64
 	SISProbes int64
 
