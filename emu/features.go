@@ -147,8 +147,8 @@ var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIA
 // v5.15 to v5.19, in what the model has (features.h is the same in both:
 // SIS_PROP on, no SIS_UTIL): v5.18's e496132ebedd made the NUMA allowance
 // of calculate_imbalance() sd->imb_numa_nr's (NUMA_IMB_LLC); sd->imb_numa_nr
-// is v6.0's (026b98a93bbd) on the presets, which differs from v5.18's only
-// for a single LLC per node. SIS_UTIL (70fb5ccf2ebb, SIS_PROP off),
+// is v6.0's (026b98a93bbd), which differs from v5.18's (span_weight >> 2)
+// only where the first level above the LLC spans a single LLC (>> 3). SIS_UTIL (70fb5ccf2ebb, SIS_PROP off),
 // TTWU_QUEUE_IDLE (f3dd3f674555) and NUMA_IMB_CONSISTENT (cb29a5c19d2d) came
 // in v6.0. Simplified in v5.x: find_busiest_group()'s prefer_sibling test and
 // find_idlest_group()'s NUMA allowance are v6.6's.

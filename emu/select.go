@@ -220,7 +220,9 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 	if sisProp && thisSD != nil {
 		nr = rq.sisPropNr(sd, thisSD)
 		// time = cpu_clock(this): the scan's cost as charged to this
-		// CPU, its clock or, at a barrier, its debt.
+		// CPU, its clock or, at a barrier, its debt. Simplified: the
+		// weave's stalls of the probes, reported at a later barrier,
+		// are not in it (newidle's cost takes them: sim.go).
 		t0, d0 = rq.now, rq.debt
 	}
 	if rq.feat.Has(SIS_UTIL) {

@@ -90,7 +90,7 @@ var ttwuIdleCLXAP = &Study{
 		Length: clxNetperfLen}},
 	Metrics: []Metric{
 		tpsPerClient, csPerSec, migPerSec,
-		{Name: "wakeups through the wake list", Format: "%.1f", Unit: "%", Fn: func(o *Outcome) float64 {
+		{Name: "wakeups through the wake list", Format: "%.2f", Unit: "%", Fn: func(o *Outcome) float64 {
 			return 100 * ratio("sched.WakelistWakeups", "sched.TTWUCount")(o)
 		}},
 	},
