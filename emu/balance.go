@@ -568,9 +568,10 @@ func (e *lbEnv) calculateImbalance() {
 		}
 		consistent := e.b.feat.Has(NUMA_IMB_CONSISTENT)
 		if !consistent {
-			// Before cb29a5c19d2d (v6.0) each branch halves: the
-			// number of tasks to move, which the allowance tests.
-			e.imbalance >>= 1
+			// Before cb29a5c19d2d (v6.0) each branch halves (nr_diff
+			// >> 1): the number of tasks to move, which the allowance
+			// tests.
+			e.imbalance /= 2
 		}
 		if e.sd.Flags&SD_NUMA != 0 {
 			e.imbalance = e.adjustNumaImbalance(e.imbalance)

@@ -188,6 +188,8 @@ func TestNUMAImbalanceAllowance(t *testing.T) {
 		{0, 7, 3, 3, 3},
 		{20, 25, 2, 2, 0},
 		{20, 28, 4, 4, 4},
+		{24, 28, 2, 2, 2},
+		{24, 27, 1, 1, 0},
 		{10, 40, 15, 15, 15},
 	}
 	for _, prof := range []string{"v6.6-eevdf", "v5.19-cfs", "v5.15-cfs"} {
