@@ -566,14 +566,20 @@ func (e *lbEnv) calculateImbalance() {
 			// number of idle cpus.
 			e.imbalance = max(int64(local.idleCPUs-busiest.idleCPUs), 0)
 		}
-		if e.sd.Flags&SD_NUMA != 0 {
-			// adjust_numa_imbalance(): allow a small imbalance.
-			if local.sumNrRunning+1 <= e.sd.imbNumaNr && e.imbalance <= numaImbalanceMin {
-				e.imbalance = 0
-			}
+		consistent := e.b.feat.Has(NUMA_IMB_CONSISTENT)
+		if !consistent {
+			// Before cb29a5c19d2d (v6.0) each branch halves (nr_diff
+			// >> 1): the number of tasks to move, which the allowance
+			// tests.
+			e.imbalance /= 2
 		}
-		// Number of tasks to move to restore balance.
-		e.imbalance >>= 1
+		if e.sd.Flags&SD_NUMA != 0 {
+			e.imbalance = e.adjustNumaImbalance(e.imbalance)
+		}
+		if consistent {
+			// Number of tasks to move to restore balance.
+			e.imbalance >>= 1
+		}
 		return
 	}
 	// Local is fully busy but has to take more load to relieve the
@@ -595,6 +601,27 @@ func (e *lbEnv) calculateImbalance() {
 	a := (int64(busiest.avgLoad) - int64(e.avgLoad)) * int64(busiest.groupCapacity)
 	b := (int64(e.avgLoad) - int64(local.avgLoad)) * int64(local.groupCapacity)
 	e.imbalance = max(min(a, b)/schedCapacityScale, 0)
+}
+
+// adjustNumaImbalance is fair.c: adjust_numa_imbalance() as
+// calculate_imbalance() calls it: a small imbalance (NUMA_IMBALANCE_MIN) is
+// allowed while the destination is lightly loaded. v5.18+ (NUMA_IMB_LLC,
+// e496132ebedd): local->sum_nr_running + 1 <= sd->imb_numa_nr. v5.11 to
+// v5.17: allow_numa_imbalance(busiest->sum_nr_running,
+// busiest->group_weight), fewer tasks than a quarter of the busiest
+// group's CPUs. Simplified: v5.18's imb_numa_nr is v6.0's (setImbNumaNr),
+// the same on every preset but a single LLC per node.
+func (e *lbEnv) adjustNumaImbalance(imbalance int64) int64 {
+	var allow bool
+	if e.b.feat.Has(NUMA_IMB_LLC) {
+		allow = e.local.sumNrRunning+1 <= e.sd.imbNumaNr
+	} else {
+		allow = e.busiest.sumNrRunning < e.busiest.groupWeight>>2
+	}
+	if allow && imbalance <= numaImbalanceMin {
+		return 0
+	}
+	return imbalance
 }
 
 // findBusiestQueue is fair.c: find_busiest_queue() (sched_balance_find_src_rq()).

@@ -163,64 +163,54 @@ func TestPickBusiestGroupType(t *testing.T) {
 }
 
 // TestNUMAImbalanceAllowance is calculate_imbalance()'s
-// adjust_numa_imbalance() at spr-2s's NUMA level: imb_numa_nr is 2
-// (build_sched_domains(): the first level above the LLC spans 224/112 = 2
-// LLCs, so imb = nr_llcs); an imbalance of at most NUMA_IMBALANCE_MIN (2)
-// is allowed while local->sum_nr_running + 1 <= imb_numa_nr, before the
-// halving. prefer_sibling (the MC child has SD_PREFER_SIBLING): the
-// imbalance is sibling_imbalance(), the difference of task counts.
+// adjust_numa_imbalance() at spr-2s's NUMA level, per version: imb_numa_nr
+// is 2 (build_sched_domains(): the first level above the LLC spans 224/112
+// = 2 LLCs, so imb = nr_llcs). prefer_sibling (the MC child has
+// SD_PREFER_SIBLING): the imbalance is the difference of task counts.
+//   - v6.6 (cb29a5c19d2d): allowed (0) if local+1 <= 2 and imbalance <= 2
+//     (NUMA_IMBALANCE_MIN), then >>= 1.
+//   - v5.19 (e496132ebedd, before cb29a5c19d2d): >> 1 first, then the same
+//     allowance.
+//   - v5.15 (allow_numa_imbalance(busiest->sum_nr_running,
+//     busiest->group_weight)): >> 1 first, allowed if busiest runs fewer
+//     than 112 >> 2 = 28 tasks and imbalance <= 2.
 func TestNUMAImbalanceAllowance(t *testing.T) {
-	s := newSim(t, "spr-2s", "v6.6-eevdf")
-	sd := domainNamed(t, s, 0, "NUMA")
-	if sd.imbNumaNr != 2 {
-		t.Fatalf("NUMA imb_numa_nr %d, want 2", sd.imbNumaNr)
-	}
-	g := func(typ, nr int) *sgStats {
-		return &sgStats{groupType: typ, sumNrRunning: nr, sumHNrRunning: nr, idleCPUs: 112 - nr,
-			groupWeight: 112, cores: 56, groupCapacity: 112 * 1024, groupUtil: uint64(nr) * 1024}
-	}
-	for _, tc := range []struct {
-		local, busiest int
-		v66, v515      int64
+	cases := []struct {
+		local, busiest  int
+		v66, v519, v515 int64
 	}{
-		// v6.6: imbalance = busiest - local; allowed (0) if local+1 <= 2
-		// and imbalance <= 2; then >>= 1. v5.15: (busiest - local) >> 1
-		// first, allowed (0) if busiest->sum_nr_running < 112 >> 2 = 28
-		// and imbalance <= 2.
-		{1, 3, 0, 0},
-		{0, 2, 0, 0},
-		{1, 4, 1, 0},
-		{2, 4, 1, 0},
-		{0, 6, 3, 0},
-		{0, 7, 3, 3},
-		{10, 40, 15, 15},
-	} {
-		e := &lbEnv{b: s.cpus[0], dstCPU: 0, sd: sd, idle: cpuIdle, preferSibling: true,
-			local: g(groupHasSpare, tc.local), busiest: g(groupHasSpare, tc.busiest)}
-		e.calculateImbalance()
-		if e.imbalance != tc.v66 || e.migrationType != migrateTask {
-			t.Errorf("v6.6: local %d, busiest %d tasks: imbalance %d (type %d), want %d tasks", tc.local, tc.busiest, e.imbalance, e.migrationType, tc.v66)
+		{1, 3, 0, 0, 0},
+		{0, 2, 0, 0, 0},
+		{1, 4, 1, 0, 0},
+		{2, 4, 1, 1, 0},
+		{0, 6, 3, 3, 3},
+		{0, 5, 2, 0, 0},
+		{0, 7, 3, 3, 3},
+		{20, 25, 2, 2, 0},
+		{20, 28, 4, 4, 4},
+		{24, 28, 2, 2, 2},
+		{24, 27, 1, 1, 0},
+		{10, 40, 15, 15, 15},
+	}
+	for _, prof := range []string{"v6.6-eevdf", "v5.19-cfs", "v5.15-cfs"} {
+		s := newSim(t, "spr-2s", prof)
+		sd := domainNamed(t, s, 0, "NUMA")
+		if sd.imbNumaNr != 2 {
+			t.Fatalf("%s: NUMA imb_numa_nr %d, want 2", prof, sd.imbNumaNr)
 		}
-	}
-}
-
-// TestNUMAImbalanceAllowanceV515 is v5.15's calculate_imbalance(): the
-// prefer_sibling imbalance is halved first, then adjust_numa_imbalance(
-// imbalance, busiest->sum_nr_running, busiest->group_weight) allows it
-// while the busiest group runs fewer than a quarter of its CPUs'
-// worth of tasks. The model applies v6.6's rule to every profile.
-func TestNUMAImbalanceAllowanceV515(t *testing.T) {
-	s := newSim(t, "spr-2s", "v5.15-cfs")
-	sd := domainNamed(t, s, 0, "NUMA")
-	g := func(nr int) *sgStats {
-		return &sgStats{groupType: groupHasSpare, sumNrRunning: nr, sumHNrRunning: nr, idleCPUs: 112 - nr,
-			groupWeight: 112, cores: 56, groupCapacity: 112 * 1024, groupUtil: uint64(nr) * 1024}
-	}
-	// local 1, busiest 4: (4-1)>>1 = 1; 4 < 28 and 1 <= 2: allowed, 0.
-	e := &lbEnv{b: s.cpus[0], dstCPU: 0, sd: sd, idle: cpuIdle, preferSibling: true, local: g(1), busiest: g(4)}
-	e.calculateImbalance()
-	if e.imbalance != 0 {
-		t.Skipf("model gap (reported, issue 43): v5.15-cfs uses v6.6's adjust_numa_imbalance(imbalance, local->sum_nr_running + 1, imb_numa_nr) after the halving; v5.15 fair.c halves first and allows by busiest->sum_nr_running < group_weight/4 (local 1, busiest 4: model %d, v5.15 0)", e.imbalance)
+		g := func(typ, nr int) *sgStats {
+			return &sgStats{groupType: typ, sumNrRunning: nr, sumHNrRunning: nr, idleCPUs: 112 - nr,
+				groupWeight: 112, cores: 56, groupCapacity: 112 * 1024, groupUtil: uint64(nr) * 1024}
+		}
+		for _, tc := range cases {
+			want := map[string]int64{"v6.6-eevdf": tc.v66, "v5.19-cfs": tc.v519, "v5.15-cfs": tc.v515}[prof]
+			e := &lbEnv{b: s.cpus[0], dstCPU: 0, sd: sd, idle: cpuIdle, preferSibling: true,
+				local: g(groupHasSpare, tc.local), busiest: g(groupHasSpare, tc.busiest)}
+			e.calculateImbalance()
+			if e.imbalance != want || e.migrationType != migrateTask {
+				t.Errorf("%s: local %d, busiest %d tasks: imbalance %d (type %d), want %d tasks", prof, tc.local, tc.busiest, e.imbalance, e.migrationType, want)
+			}
+		}
 	}
 }
 

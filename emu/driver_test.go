@@ -113,6 +113,13 @@ func TestDriversAgree(t *testing.T) {
 		if bytes.Equal(seed1, serial) {
 			t.Errorf("%s: the tunables changed nothing", topo)
 		}
+		// SIS_PROP's per-CPU wake_avg_idle and avg_scan_cost, and the
+		// pre-v6.0 NUMA allowance.
+		serial = runDriverKernel(t, m, "v5.19-cfs", "serial", 1, dur)
+		par = runDriverKernel(t, m, "v5.19-cfs", "parallel", 1, dur)
+		if !bytes.Equal(serial, par) {
+			t.Errorf("%s v5.19-cfs: serial and parallel differ:\n%s", topo, firstDiff(serial, par))
+		}
 	}
 }
 

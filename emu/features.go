@@ -25,11 +25,14 @@ const (
 	TTWU_QUEUE
 	TTWU_QUEUE_L2
 	TTWU_QUEUE_IDLE
+	SIS_PROP
 	SIS_UTIL
 	WA_IDLE
 	WA_WEIGHT
 	WA_BIAS
 	LB_SPREAD_LLC
+	NUMA_IMB_LLC
+	NUMA_IMB_CONSISTENT
 	UCLAMP
 	UTIL_EST
 	UTIL_EST_FASTUP
@@ -56,11 +59,14 @@ var features = [numFeatures]featureInfo{
 	TTWU_QUEUE:             {"TTWU_QUEUE", "remote wakeups across LLCs (or to an idle CPU) go through the target's wake list and an IPI (ttwu_queue_cond)"},
 	TTWU_QUEUE_L2:          {"TTWU_QUEUE_L2", "Mathieu Desnoyers' RFC: queue every wakeup whose target is outside the waker's L2 (not merged)"},
 	TTWU_QUEUE_IDLE:        {"TTWU_QUEUE_IDLE", "ttwu_queue_cond(): a wakeup inside the LLC onto an idle CPU goes through its wake list too (f3dd3f674555, v6.0); off (v5.x): only one whose wakee is still descheduling there (WF_ON_CPU, nr_running <= 1); the waker enqueues the rest under the target's rq lock"},
+	SIS_PROP:               {"SIS_PROP", "select_idle_cpu() scans at most span_weight * wake_avg_idle / avg_scan_cost CPUs (at least 4) when the LLC has no idle core (features.h: on to v5.19, off from v6.0, removed in v6.7)"},
 	SIS_UTIL:               {"SIS_UTIL", "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs (v6.0, Chen Yu)"},
 	WA_IDLE:                {"WA_IDLE", "wake_affine(): prefer an idle waker or prev CPU"},
 	WA_WEIGHT:              {"WA_WEIGHT", "wake_affine(): compare the effective loads of this and prev CPU"},
 	WA_BIAS:                {"WA_BIAS", "wake_affine_weight(): bias toward prev by half the imbalance_pct"},
 	LB_SPREAD_LLC:          {"LB_SPREAD_LLC", "calculate_imbalance() inside an LLC balances task counts, not utilisation (16b0a7a1a0af, v5.10); off: the pre-fix behaviour"},
+	NUMA_IMB_LLC:           {"NUMA_IMB_LLC", "calculate_imbalance(): a NUMA imbalance of at most 2 is allowed while the destination's running tasks + 1 are at most sd->imb_numa_nr (e496132ebedd, v5.18); off: while the busiest group runs fewer than a quarter of its CPUs' worth (7d2b5dd0bcc4, v5.11)"},
+	NUMA_IMB_CONSISTENT:    {"NUMA_IMB_CONSISTENT", "calculate_imbalance(): the NUMA allowance tests the whole imbalance, halved after it (cb29a5c19d2d, v6.0); off: halved first"},
 	UCLAMP:                 {"UCLAMP", "the sched_uclamp_used static key: uclamp_rq_inc/dec on every enqueue/dequeue (46609ce22703); a workload that sets a clamp turns it on"},
 	UTIL_EST:               {"UTIL_EST", "util_est (7f65ea42eb00, v4.17): a task's util_avg at its last sleep and its EWMA; cpu_util() and task_util_est() take the max with util_avg (load balancing, SIS_UTIL)"},
 	UTIL_EST_FASTUP:        {"UTIL_EST_FASTUP", "util_est_update(): the EWMA jumps up to a higher sample and only decays on the way down (b8c96361402a, v5.5; permanent from v6.8)"},
@@ -137,15 +143,26 @@ func set(fs ...Feature) Features {
 var common = []Feature{WAKEUP_PREEMPTION, TTWU_QUEUE, WA_IDLE, WA_WEIGHT, WA_BIAS, LB_SPREAD_LLC, UTIL_EST, UTIL_EST_FASTUP, RT_GROUP_SCHED}
 
 // Profiles are the kernel versions rqemu models.
+//
+// v5.15 to v5.19, in what the model has (features.h is the same in both:
+// SIS_PROP on, no SIS_UTIL): v5.18's e496132ebedd made the NUMA allowance
+// of calculate_imbalance() sd->imb_numa_nr's (NUMA_IMB_LLC); sd->imb_numa_nr
+// is v6.0's (026b98a93bbd), which differs from v5.18's (span_weight >> 2)
+// only where the first level above the LLC spans a single LLC (>> 3). SIS_UTIL (70fb5ccf2ebb, SIS_PROP off),
+// TTWU_QUEUE_IDLE (f3dd3f674555) and NUMA_IMB_CONSISTENT (cb29a5c19d2d) came
+// in v6.0. Simplified in v5.x: find_busiest_group()'s prefer_sibling test and
+// find_idlest_group()'s NUMA allowance are v6.6's.
 var Profiles = []Profile{
-	{"v5.15-cfs", "Linux 5.15: CFS with the relative-vruntime migration protocol and exec_start = 0 on migration; no SIS_UTIL",
-		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT)...)},
+	{"v5.15-cfs", "Linux 5.15: CFS with the relative-vruntime migration protocol and exec_start = 0 on migration; SIS_PROP, no SIS_UTIL",
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, SIS_PROP)...)},
+	{"v5.19-cfs", "Linux 5.19: v5.15 with the NUMA allowance by sd->imb_numa_nr; SIS_PROP, no SIS_UTIL, no TTWU_QUEUE_IDLE",
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, SIS_PROP, NUMA_IMB_LLC)...)},
 	{"v6.5-cfs", "Linux 6.5: CFS with SIS_UTIL, the last CFS release",
-		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, TTWU_QUEUE_IDLE, SIS_UTIL)...)},
+		set(append(common, GENTLE_FAIR_SLEEPERS, START_DEBIT, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT)...)},
 	{"v6.6-eevdf", "Linux 6.6: EEVDF with RUN_TO_PARITY; tg->load_avg not ratelimited",
-		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL)...)},
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT)...)},
 	{"v6.7-eevdf", "Linux 6.7: v6.6 plus the tg->load_avg ratelimit",
-		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, TG_LOAD_RATELIMIT)...)},
+		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT, TG_LOAD_RATELIMIT)...)},
 }
 
 // DefaultProfile is what runs when no -features is given.

@@ -201,14 +201,18 @@ func (sd *Domain) updateNewidleCost(cost, now int64) {
 }
 
 // updateAvgIdle is the avg_idle update of ttwu_do_activate(): an EWMA of
-// the idle periods, capped at twice max_idle_balance_cost.
+// the idle periods, capped at twice max_idle_balance_cost; and (core.c
+// v5.13 to v6.6: ttwu_do_wakeup()) SIS_PROP's wake_avg_idle, half of it,
+// stamped with the jiffy.
 func (rq *RQ) updateAvgIdle() {
 	if rq.idleStamp == 0 {
 		return
 	}
 	delta := rq.clock - rq.idleStamp
-	rq.avgIdle += (delta - rq.avgIdle) / 8
+	updateAvg(&rq.avgIdle, delta)
 	rq.avgIdle = min(rq.avgIdle, 2*rq.tun.MigrationCost)
+	rq.wakeStamp = rq.jiffies()
+	rq.wakeAvgIdle = rq.avgIdle / 2
 	rq.idleStamp = 0
 }
 

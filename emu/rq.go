@@ -132,6 +132,12 @@ type rqKernel struct {
 	switchedOut *Task
 	avgIdle     int64
 	idleStamp   int64
+	// wakeStamp (jiffies) and wakeAvgIdle (ns) are rq->wake_stamp and
+	// rq->wake_avg_idle (v5.13 to v6.6): SIS_PROP's predicted idle time,
+	// half of avg_idle at the last wakeup of this idle CPU, aged and spent
+	// by its own scans (select_idle_cpu()).
+	wakeStamp   int64
+	wakeAvgIdle int64
 
 	// wokeTo lists the CPUs this CPU queued or enqueued a remote
 	// wakeup on during this epoch: the target's rq->ttwu_pending (or

@@ -208,10 +208,23 @@ func (rq *RQ) selectIdleSMT(p *Task, sd *Domain, target int) int {
 	return -1
 }
 
-// selectIdleCPU is fair.c: select_idle_cpu(), with SIS_UTIL's
-// nr_idle_scan bound.
+// selectIdleCPU is fair.c: select_idle_cpu(), with SIS_PROP's bound
+// (v5.15/v5.19: the waker's predicted idle time over the average cost of
+// a scan, timed with cpu_clock()) and SIS_UTIL's nr_idle_scan (v6.0+;
+// it overrides SIS_PROP's nr when both are on, as in v6.0 to v6.6).
 func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) int {
 	nr := int(^uint(0) >> 1)
+	sisProp := rq.feat.Has(SIS_PROP) && !hasIdleCore
+	thisSD := rq.sim.llc[rq.cpu].sd // this_sd: sd_llc of this CPU
+	var t0, d0 int64
+	if sisProp && thisSD != nil {
+		nr = rq.sisPropNr(sd, thisSD)
+		// time = cpu_clock(this): the scan's cost as charged to this
+		// CPU, its clock or, at a barrier, its debt. Simplified: the
+		// weave's stalls of the probes, reported at a later barrier,
+		// are not in it (newidle's cost takes them: sim.go).
+		t0, d0 = rq.now, rq.debt
+	}
 	if rq.feat.Has(SIS_UTIL) {
 		// because !--nr is the condition to stop scan
 		nr = rq.readNrIdleScan(target) + 1
@@ -220,6 +233,7 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 			return -1
 		}
 	}
+	rq.Stats.SISScans++
 	idleCPU := -1
 	span := sd.Span
 	start := wrapStart(span, target)
@@ -231,14 +245,17 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 			continue
 		}
 		if hasIdleCore {
+			rq.Stats.SISProbes++
 			if i := rq.selectIdleCore(p, c, &idleCPU, skip); i >= 0 {
 				return i
 			}
 		} else {
 			nr--
 			if nr == 0 {
+				// v5.15/v5.19 return here, before the cost update.
 				return -1
 			}
+			rq.Stats.SISProbes++
 			if rq.idleCPU(c, SymSelectIdleSibling) {
 				idleCPU = c
 				break
@@ -248,7 +265,39 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 	if hasIdleCore {
 		rq.setIdleCores(target, false)
 	}
+	if sisProp && thisSD != nil {
+		time := rq.now - t0 + rq.debt - d0
+		// Account for the scan cost of wakeups against the average
+		// idle time.
+		rq.wakeAvgIdle -= min(rq.wakeAvgIdle, time)
+		updateAvg(&thisSD.avgScanCost, time)
+	}
 	return idleCPU
+}
+
+// sisPropNr is select_idle_cpu()'s SIS_PROP bound (fair.c v5.15 and
+// v5.19): age this_rq->wake_avg_idle by halving it per jiffy since the
+// last wakeup of an idle CPU set it ("if we're busy, the assumption that
+// the last idle period predicts the future is flawed"), then scan
+// span_weight * wake_avg_idle / (avg_scan_cost + 1) CPUs, at least 4.
+func (rq *RQ) sisPropNr(sd, thisSD *Domain) int {
+	now := rq.jiffies()
+	for rq.wakeStamp < now && rq.wakeAvgIdle != 0 {
+		rq.wakeStamp++
+		rq.wakeAvgIdle >>= 1
+	}
+	avgIdle := rq.wakeAvgIdle
+	avgCost := thisSD.avgScanCost + 1
+	spanAvg := int64(sd.Weight()) * avgIdle
+	if spanAvg > 4*avgCost {
+		return int(spanAvg / avgCost)
+	}
+	return 4
+}
+
+// updateAvg is sched.h: update_avg(): an EWMA with weight 1/8.
+func updateAvg(avg *int64, sample int64) {
+	*avg += (sample - *avg) / 8
 }
 
 // wrapStart is where select_idle_cpu()'s for_each_cpu_wrap(cpu, cpus,

@@ -5,8 +5,8 @@ import "github.com/rqemu/rqemu/hwmodel"
 // The wakeup-placement oracle: select_task_rq_fair()'s decision on a
 // hand-built view of every CPU, from the model (select.go) and from a
 // plain transcription of each profile's fair.c written here, from the
-// kernel source and not from the model: v5.15 (SIS_PROP, no SIS_UTIL),
-// v6.5 and v6.6 (SIS_UTIL; SIS_PROP off since v6.0), v6.7 (SIS_PROP
+// kernel source and not from the model: v5.15 and v5.19 (SIS_PROP, no
+// SIS_UTIL), v6.5 and v6.6 (SIS_UTIL; SIS_PROP off since v6.0), v6.7 (SIS_PROP
 // removed; cluster scheduling inert: no CLS domain on these machines).
 
 // sisView is what the waker sees at one wakeup.
@@ -36,9 +36,11 @@ type sisView struct {
 	// idle core and wrote has_idle_cores = 0 (set_idle_cores(target, 0)).
 	cleared    bool
 	nrIdleScan map[int]int // sd_llc_shared->nr_idle_scan by LLC id
-	// wakeAvgIdle, avgScanCost are v5.15's SIS_PROP inputs
+	// wakeAvgIdle, avgScanCost are v5.15's and v5.19's SIS_PROP inputs
 	// (this_rq->wake_avg_idle, this_sd->avg_scan_cost), ns.
 	wakeAvgIdle, avgScanCost uint64
+	// wakeAge is jiffies - this_rq->wake_stamp.
+	wakeAge int
 }
 
 // kernelTopo is the machine as the kernel's topology code sees it.
@@ -191,9 +193,14 @@ func kernelSIS(k kernelTopo, prof string, v *sisView, target int) int {
 func kernelSelectIdleCPU(k kernelTopo, prof string, v *sisView, hasIdleCore bool, target int) int {
 	nr := int(^uint32(0) >> 1) // INT_MAX
 	n := len(k.m.CPUs)
-	if prof == "v5.15-cfs" && !hasIdleCore {
-		// SIS_PROP (v5.15 features.h: on).
+	sisProp := prof == "v5.15-cfs" || prof == "v5.19-cfs"
+	if sisProp && !hasIdleCore {
+		// SIS_PROP (v5.15 and v5.19 features.h: on). If we're busy,
+		// age away the remaining predicted idle time.
 		avgIdle := v.wakeAvgIdle
+		for age := v.wakeAge; age > 0 && avgIdle != 0; age-- {
+			avgIdle >>= 1
+		}
 		avgCost := v.avgScanCost + 1
 		spanAvg := uint64(k.llcSize(target)) * avgIdle
 		if spanAvg > 4*avgCost {
@@ -202,7 +209,7 @@ func kernelSelectIdleCPU(k kernelTopo, prof string, v *sisView, hasIdleCore bool
 			nr = 4
 		}
 	}
-	if prof != "v5.15-cfs" {
+	if !sisProp {
 		// SIS_UTIL
 		nr = v.nrIdleScan[k.llcID(target)] + 1
 		if nr == 1 {

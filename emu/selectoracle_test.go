@@ -29,6 +29,9 @@ func modelSelect(t *testing.T, s *Sim, v *sisView) (cpu int, cleared bool) {
 	rq.llcWrites, rq.outbox, rq.enqueuedTo = nil, nil, nil
 	rq.wokeTo = append(rq.wokeTo[:0], v.woke...)
 	rq.cfs.avg.LoadAvg = v.load[v.this]
+	// SIS_PROP's inputs.
+	rq.wakeAvgIdle, rq.wakeStamp = int64(v.wakeAvgIdle), rq.jiffies()-int64(v.wakeAge)
+	s.llc[v.this].sd.avgScanCost = int64(v.avgScanCost)
 	p := &Task{cpu: v.prev}
 	if v.idle[v.this] {
 		rq.curr, rq.nrRunning = nil, 0
@@ -58,7 +61,7 @@ func modelSelect(t *testing.T, s *Sim, v *sisView) (cpu int, cleared bool) {
 }
 
 // newView is a view with every CPU busy at load 1024 and SIS_PROP's scan
-// unbounded (the model has no SIS_PROP: see TestSelectOracleSISProp).
+// unbounded (TestSelectOracleSISProp and randomView bound it).
 func newView(m *hwmodel.Machine, this, prev int) *sisView {
 	n := m.NumCPUs()
 	v := &sisView{this: this, prev: prev, idle: make([]bool, n), load: make([]uint64, n), nrRunning: 1,
@@ -112,6 +115,11 @@ func randomView(m *hwmodel.Machine, r *rand.Rand) *sisView {
 		v.hasIdleCores[span[0]] = r.IntN(2) == 0
 		v.nrIdleScan[span[0]] = []int{0, 1, 2, 4, len(span) / 2, len(span)}[r.IntN(6)]
 	}
+	// SIS_PROP: nr = llc_size * wake_avg_idle / (avg_scan_cost + 1), at
+	// least 4; from 4 up to unbounded.
+	v.wakeAvgIdle = []uint64{0, 50, 400, 2000, 1 << 30}[r.IntN(5)]
+	v.avgScanCost = uint64(r.IntN(400))
+	v.wakeAge = []int{0, 0, 1, 3, 40}[r.IntN(5)]
 	return v
 }
 
@@ -132,8 +140,8 @@ func (v *sisView) idleSet(cpus ...int) *sisView {
 // Simplified in the model and so in the views: a wakeup from interrupt
 // context on an idle CPU records no wakee (the kernel's current is the
 // idle task: its wakee_flips are set to 0 here, which cannot make the
-// wakeup wide), and SIS_PROP's bound is left out of v5.15's scan (the
-// views give it an avg_idle too large to bound it).
+// wakeup wide). The hand-built views leave SIS_PROP's scan unbounded (an
+// avg_idle too large to bound it); the random ones bound it.
 func TestSelectOracle(t *testing.T) {
 	type tcase struct {
 		name string
@@ -344,6 +352,74 @@ func TestSelectOracleSISProp(t *testing.T) {
 	}
 	got, _ := modelSelect(t, s, v)
 	if got != want {
-		t.Skipf("model gap (reported, issue 43): the v5.15-cfs profile has no SIS_PROP, its scan is unbounded (model %d, fair.c v5.15 %d)", got, want)
+		t.Errorf("model picked CPU %d, fair.c v5.15 with SIS_PROP %d", got, want)
+	}
+}
+
+// TestSISPropAccounting is the rest of SIS_PROP (fair.c v5.15
+// select_idle_cpu(), core.c ttwu_do_wakeup()): a scan that ends on an
+// idle CPU takes its cost, as this CPU's clock charged it, from
+// wake_avg_idle and folds it into this_sd->avg_scan_cost (update_avg(),
+// 1/8); a scan that runs out of nr returns before the update; a stale
+// wake_avg_idle is halved per jiffy since wake_stamp, which can bound the
+// scan; the wakeup of an idle CPU sets wake_avg_idle to avg_idle / 2.
+func TestSISPropAccounting(t *testing.T) {
+	s := newSim(t, "spr-2s", "v5.15-cfs")
+	rq := s.cpus[10]
+	sd := s.llc[10].sd
+	// From 10, the scan probes 11..40: 30 CPUs, the last idle. The view
+	// is set by a first select; the scan is then timed alone.
+	v := newView(s.m, 10, 10).idleSet(40)
+	v.wakeAvgIdle, v.avgScanCost = 1_000_000, 800
+	if got, _ := modelSelect(t, s, v); got != 40 {
+		t.Fatalf("picked %d, want the idle CPU 40", got)
+	}
+	rq.wakeAvgIdle, sd.avgScanCost = 1_000_000, 800
+	t0 := rq.now
+	if got := rq.selectIdleCPU(&Task{cpu: 10}, sd, false, 10); got != 40 {
+		t.Fatalf("select_idle_cpu() found %d, want 40", got)
+	}
+	scan := rq.now - t0
+	if min := 30 * rq.m.Cost(hwmodel.OpSISProbe); scan < min {
+		t.Fatalf("the scan charged %d ns, less than its 30 probes' %d", scan, min)
+	}
+	if want := int64(800) + (scan-800)/8; sd.avgScanCost != want {
+		t.Errorf("avg_scan_cost %d after a scan of %d ns, want %d", sd.avgScanCost, scan, want)
+	}
+	if want := int64(1_000_000) - scan; rq.wakeAvgIdle != want {
+		t.Errorf("wake_avg_idle %d, want %d (1000000 less the scan)", rq.wakeAvgIdle, want)
+	}
+	if rq.Stats.SISProbes < 60 {
+		t.Errorf("SISProbes %d after two scans of 30 CPUs", rq.Stats.SISProbes)
+	}
+
+	// nr = 112 * 1000 / (100000 + 1) < 4 * avg_cost: 4, so 3 probes,
+	// then the return before the update.
+	v = newView(s.m, 10, 10).idleSet(40)
+	v.wakeAvgIdle, v.avgScanCost = 1000, 100000
+	if got, _ := modelSelect(t, s, v); got != 10 {
+		t.Fatalf("picked %d, want target 10 (the scan bounded at 4)", got)
+	}
+	if sd.avgScanCost != 100000 || rq.wakeAvgIdle != 1000 {
+		t.Errorf("a scan that ran out updated avg_scan_cost %d (want 100000) or wake_avg_idle %d (want 1000)", sd.avgScanCost, rq.wakeAvgIdle)
+	}
+
+	// wake_avg_idle 1000000 stamped 20 jiffies ago ages to 0: nr 4.
+	v = newView(s.m, 10, 10).idleSet(40)
+	v.wakeAvgIdle, v.avgScanCost, v.wakeAge = 1_000_000, 800, 20
+	want := kernelSelect(kernelTopo{s.m}, "v5.15-cfs", v)
+	if got, _ := modelSelect(t, s, v); got != want || want != 10 {
+		t.Errorf("aged wake_avg_idle: model %d, fair.c %d, want 10", got, want)
+	}
+	if rq.wakeStamp != rq.jiffies() {
+		t.Errorf("wake_stamp %d after aging to 0, want the jiffy %d", rq.wakeStamp, rq.jiffies())
+	}
+
+	// ttwu_do_wakeup() on an idle CPU: avg_idle's update, then
+	// wake_avg_idle = avg_idle / 2.
+	rq.clock, rq.idleStamp, rq.avgIdle = 400_000, 100_000, 200_000
+	rq.updateAvgIdle()
+	if wantAvg := int64(200_000 + (300_000-200_000)/8); rq.avgIdle != wantAvg || rq.wakeAvgIdle != wantAvg/2 {
+		t.Errorf("avg_idle %d, wake_avg_idle %d, want %d and %d", rq.avgIdle, rq.wakeAvgIdle, wantAvg, wantAvg/2)
 	}
 }

@@ -215,9 +215,11 @@ func New(cfg Config) (*Sim, error) {
 			rqKernel: rqKernel{
 				sisRecent: -1,
 				avgIdle:   2 * s.tun.MigrationCost,
-				lock:      contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
-				wake:      contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
-				uclamp:    contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
+				// sched_init(): wake_avg_idle = avg_idle.
+				wakeAvgIdle: 2 * s.tun.MigrationCost,
+				lock:        contention.NewSpinLock(s.space, "rq"+itoa(cpu)+".lock", home),
+				wake:        contention.NewWakeList(s.space, "rq"+itoa(cpu)+".wake_list", home),
+				uclamp:      contention.NewUclampRQ(s.space, "rq"+itoa(cpu)+".uclamp", home),
 			},
 		}
 		rq.cfs = newCfsRq(rq, s.root, s.tun)

@@ -50,6 +50,12 @@ type RQStats struct {
 	IPIsSent      int64 // IPIs this CPU sent (wake-list and ILB kicks)
 	IPIsReceived  int64 // IPIs it received
 	ILBKicks      int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
+	// SISScans are select_idle_cpu() scans this CPU ran as a waker (those
+	// past SIS_UTIL's nr_idle_scan == 0 exit), SISProbes the CPUs their
+	// for_each_cpu_wrap() visited: each tested with __select_idle_cpu(),
+	// or, with an idle core, as a core with select_idle_core().
+	SISScans  int64
+	SISProbes int64
 
 	fracNS float64 // sub-ns costs not yet charged
 }

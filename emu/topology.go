@@ -54,6 +54,9 @@ type Domain struct {
 	// imbNumaNr is sd->imb_numa_nr: the NUMA imbalance allowed before
 	// tasks pile up in one LLC (build_sched_domains()).
 	imbNumaNr int
+	// avgScanCost is avg_scan_cost (ns): SIS_PROP's EWMA of this CPU's
+	// select_idle_cpu() scans, on its sd_llc (select.go).
+	avgScanCost int64
 	// maxNewidleLBCost is max_newidle_lb_cost (ns), decayed ~1%/s.
 	maxNewidleLBCost int64
 	lastDecayMaxLB   int64

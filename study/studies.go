@@ -339,4 +339,6 @@ var studies = []*Study{
 		},
 		Headline: &Headline{Row: "spr-2s", Setting: 1, Metric: 3},
 	},
+	sisUtilSPR1S,
+	ttwuIdleCLXAP,
 }

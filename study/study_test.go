@@ -25,7 +25,8 @@ import (
 // only the calibration set carries published figures.
 func TestEleven(t *testing.T) {
 	want := []string{"tgload-udprr", "tgload-hackbench", "tgload-profile", "uclamp-pipe", "host-pipe", "lkp-base",
-		"tgload-postgres", "tgload-icl", "tgload-stressng", "l2-ttwu-epyc", "run-to-parity", "lb-spread-llc", "migrate-starvation"}
+		"tgload-postgres", "tgload-icl", "tgload-stressng", "l2-ttwu-epyc", "run-to-parity", "lb-spread-llc", "migrate-starvation",
+		"sis-util-spr1s", "ttwu-idle-clxap"}
 	if got := Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("studies %v, want %v", got, want)
 	}
@@ -78,8 +79,6 @@ var pendingStudies = map[string]string{
 	"preempt-short-spr": "issue 38: needs the v6.11/v6.12 profiles",
 	"preempt-short-icl": "issue 38: needs the v6.12 profiles",
 	"base-slice-icl":    "issue 38: needs a v6.14 profile and base_slice_ns",
-	"sis-util-spr1s":    "issue 38: needs SIS_PROP and v5.19-cfs",
-	"ttwu-idle-clxap":   "issue 38: needs v5.19-cfs",
 }
 
 // isRow: name is a row of a study (experiments.md's lkp-base table lists

@@ -102,7 +102,7 @@ func TestBadInput(t *testing.T) {
 		{"no argument", []string{"topo"}, "need exactly one"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"calib on a preset", []string{"topo", "-calib", "x.yaml", "spr-2s"}, "-calib"},
-		{"unknown profile", []string{"features", "v6.9-eevdf"}, `unknown profile "v6.9-eevdf" (allowed: v5.15-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf)`},
+		{"unknown profile", []string{"features", "v6.9-eevdf"}, `unknown profile "v6.9-eevdf" (allowed: v5.15-cfs, v5.19-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf)`},
 		{"unknown feature", []string{"features", "v6.6-eevdf,+FOO"}, `unknown feature "FOO"`},
 	} {
 		code, _, errs := runEmu(tc.args...)
