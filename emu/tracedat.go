@@ -155,6 +155,52 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 	return b
 }
 
+// trace-cmd's option IDs (trace-cmd-private.h: TRACECMD_OPTION_*).
+const (
+	datOptTraceClock = 4
+	datOptUname      = 5
+)
+
+// datClock is the kernel's default trace clock, trace_clock_local(): the
+// model's virtual nanoseconds stand for it.
+const datClock = "local"
+
+// datTraceClock is tracefs' trace_clock file of the modeled kernel
+// (kernel/trace/trace.c: trace_clocks[], then ARCH_TRACE_CLOCKS), the
+// current one in brackets.
+func (s *Sim) datTraceClock() string {
+	c := "[" + datClock + "] global counter uptime perf mono mono_raw boot tai"
+	if s.m.Arch == "x86_64" {
+		c += " x86-tsc"
+	}
+	return c + " \n"
+}
+
+// datUname is trace-cmd record's add_uname(): "sysname nodename release
+// machine". Simplified: the nodename is the machine preset's name and the
+// release the modeled kernel's version, from its feature set.
+func (s *Sim) datUname() string {
+	arch := s.m.Arch
+	if arch == "arm64" {
+		arch = "aarch64" // utsname.machine
+	}
+	return fmt.Sprintf("Linux %s %s %s", s.m.Name, s.kernelRelease(), arch)
+}
+
+// kernelRelease names the modeled kernel version by the features only it
+// has (features.go: Profiles).
+func (s *Sim) kernelRelease() string {
+	switch {
+	case s.feat.Has(TG_LOAD_RATELIMIT):
+		return "6.7.0"
+	case s.feat.Has(EEVDF):
+		return "6.6.0"
+	case s.feat.Has(SIS_UTIL):
+		return "6.5.0"
+	}
+	return "5.15.0"
+}
+
 // datCPUStream encodes records as ring-buffer pages: each page starts at
 // its first event's time; each event carries the delta from the one
 // before, with a time-extend event before deltas of 2^27 ns or more.
@@ -248,14 +294,31 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u64(cmd.Len())
 	h.WriteString(cmd.String())
 	u32(len(s.cpus))
+	// Options (trace-cmd record's add_options()): TRACECLOCK with the
+	// trace_clock file, UNAME; then DONE.
+	clocks, uname := s.datTraceClock(), s.datUname()
+	h.WriteString("options  \x00")
+	opt := func(id int, v string) {
+		h.Write(le.AppendUint16(nil, uint16(id)))
+		u32(len(v) + 1)
+		h.WriteString(v + "\x00")
+	}
+	opt(datOptTraceClock, clocks)
+	opt(datOptUname, uname)
+	h.Write(le.AppendUint16(nil, 0))
 	h.WriteString("flyrecord\x00")
-	off := h.Len() + 16*len(s.cpus)
+	// v6 keeps the selected clock after the CPU offsets (trace-output.c:
+	// save_clock(): u64 length, "[local]").
+	clock := "[" + datClock + "]"
+	off := h.Len() + 16*len(s.cpus) + 8 + len(clock)
 	off = (off + datPageSize - 1) / datPageSize * datPageSize
 	for _, st := range streams {
 		u64(off)
 		u64(len(st))
 		off += len(st)
 	}
+	u64(len(clock))
+	h.WriteString(clock)
 	bw := bufio.NewWriter(w)
 	bw.Write(h.Bytes())
 	bw.Write(make([]byte, (datPageSize-h.Len()%datPageSize)%datPageSize))
