@@ -397,9 +397,14 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	cp := copyNS(w.m, w.datasize)
 	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
 	parent := Spread(s, 0) // the tool's main thread
-	name := "sched-msg"
+	// The tools' comms: rt-tests hackbench forks or creates its workers
+	// unnamed (its own "hackbench"); perf bench names itself by
+	// prctl(PR_SET_NAME) before it runs one (builtin-bench.c
+	// run_bench()), and its workers inherit the name. Their user time is
+	// in sender() and receiver() (hackbench.c, sched-messaging.c).
+	name, dso := "sched-messaging", "perf"
 	if w.hackbench {
-		name = "hackbench"
+		name, dso = "hackbench", "hackbench"
 	}
 	w.children = w.children[:0]
 	exit, faults := emu.Exit(), 0
@@ -480,7 +485,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-recv", CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
+				Comm: name, UserSym: "receiver", DSO: dso, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {
@@ -543,7 +548,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-send", CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
+				Comm: name, UserSym: "sender", DSO: dso, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {

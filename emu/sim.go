@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -292,11 +293,14 @@ func (s *Sim) Now() int64 { return s.now }
 
 // TaskSpec describes a task to create.
 type TaskSpec struct {
-	Comm  string
-	Nice  int
-	CPU   int
-	Group *TaskGroup // nil: the root group
-	Prog  Program
+	Comm string
+	// UserSym and DSO are the function the task's user time is charged
+	// to and its program, as perf report names them ("": the comm).
+	UserSym, DSO string
+	Nice         int
+	CPU          int
+	Group        *TaskGroup // nil: the root group
+	Prog         Program
 	// CPUs, when set, is the task's affinity (sched_setaffinity()): the
 	// only CPUs it may run on. CPU must be one of them.
 	CPUs []int
@@ -339,7 +343,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	pid := len(s.tasks) + 1000
 	t := &Task{
 		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog, mm: spec.MM, exitedAt: -1,
-		sym:           s.userSymbol(spec.Comm),
+		sym:           s.userSymbol(cmp.Or(spec.UserSym, spec.Comm), cmp.Or(spec.DSO, spec.Comm)),
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,
 		recentUsedCPU: spec.CPU,
@@ -438,8 +442,8 @@ func (s *Sim) setTaskRQ(t *Task, cpu int) {
 	}
 }
 
-func (s *Sim) userSymbol(name string) Symbol {
-	sym := s.syms.userSymbol(name)
+func (s *Sim) userSymbol(name, dso string) Symbol {
+	sym := s.syms.userSymbol(name, dso)
 	for _, rq := range s.cpus {
 		for len(rq.profile) < len(s.syms.names) {
 			rq.profile = append(rq.profile, 0)
