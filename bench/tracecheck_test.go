@@ -89,12 +89,14 @@ const (
 )
 
 type trTask struct {
-	state   trState
-	cpu     int   // task_cpu() as the events show it, -1: unknown
-	waking  bool  // a sched_waking not yet followed by its sched_wakeup
-	queued  int64 // when it last became runnable (µs), for the wait
-	wait    int64 // summed wait: switch-in minus becoming runnable
-	preempt bool  // last switched out runnable (R/R+)
+	state    trState
+	cpu      int   // task_cpu() as the events show it, -1: unknown
+	waking   bool  // a sched_waking not yet followed by its sched_wakeup
+	queued   int64 // when it last became runnable (µs), for the wait
+	wait     int64 // summed wait: switch-in minus becoming runnable
+	preempt  bool  // last switched out runnable (R/R+)
+	exiting  bool  // sched_process_exit seen
+	statWait int64 // summed sched_stat_wait delays, ns
 }
 
 // trCheck is the consistency check's result.
@@ -175,6 +177,9 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 				case "X", "Z":
 					p.state = stDead
 					c.exitStates[st]++
+					if !p.exiting {
+						c.errorf(e, "exit switch of %d without its sched_process_exit", prev)
+					}
 				default:
 					c.errorf(e, "prev_state %q", st)
 				}
@@ -236,6 +241,30 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			p.cpu = e.int(t, "target_cpu")
 			if p.state != stRunning {
 				p.state, p.queued, p.preempt = stQueued, e.us, false
+			}
+		case "sched_process_exit":
+			pid := e.int(t, "pid")
+			if pid != e.pid {
+				c.errorf(e, "sched_process_exit outside the exiting task")
+			}
+			task(pid).exiting = true
+		case "sched_stat_wait", "sched_stat_sleep":
+			pid := e.int(t, "pid")
+			p := task(pid)
+			d, err := strconv.ParseInt(e.f["delay"], 10, 64)
+			if err != nil || d < 0 {
+				c.errorf(e, "delay %q", e.f["delay"])
+			}
+			if e.event == "sched_stat_wait" {
+				// set_next_entity(), before the switch to it
+				if p.state != stQueued {
+					c.errorf(e, "sched_stat_wait of %d, not waiting", pid)
+				}
+				p.statWait += d
+			} else if !p.waking || p.state != stSleeping {
+				// enqueue_entity(ENQUEUE_WAKEUP), between its
+				// sched_waking and its sched_wakeup
+				c.errorf(e, "sched_stat_sleep of %d outside its wakeup", pid)
 			}
 		case "sched_wakeup_new":
 			pid := e.int(t, "pid")
@@ -315,10 +344,14 @@ func TestTraceConsistency(t *testing.T) {
 			if events == nil {
 				events = []string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new"}
 			}
+			events = append(events, "sched_stat_wait")
 			for _, ev := range events {
 				if c.counts[ev] == 0 {
 					t.Errorf("no %s: %v", ev, c.counts)
 				}
+			}
+			if l.exit != "" && c.counts["sched_process_exit"] != c.exitStates[l.exit] {
+				t.Errorf("%d sched_process_exit, %d exits", c.counts["sched_process_exit"], c.exitStates[l.exit])
 			}
 			if l.exit != "" && (c.exitStates[l.exit] == 0 || len(c.exitStates) != 1) {
 				t.Errorf("exits %v, want all %s", c.exitStates, l.exit)
@@ -401,6 +434,10 @@ func TestTraceWaitIsRunDelay(t *testing.T) {
 				sumTrace += got
 				sumStats += want
 				switchIns += tk.Stats.Pcount
+				// sched_stat_wait carries sched_info's own waits.
+				if p.statWait != want {
+					t.Errorf("%s/%d: sched_stat_wait sums to %d ns, run_delay %d ns", tk.Comm, tk.PID, p.statWait, want)
+				}
 				if tol := 2000*tk.Stats.Pcount + want/10; got < want-tol || got > want+tol {
 					t.Errorf("%s/%d: wait from the trace %d ns, run_delay %d ns (%d switch-ins)", tk.Comm, tk.PID, got, want, tk.Stats.Pcount)
 				}

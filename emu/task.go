@@ -103,6 +103,10 @@ type Task struct {
 	// last; sem is its own semaphore, what Block and Wake use (fixed).
 	// barrier: claimWake delivers the stamp and clears waitingOn.
 	waitingOn *Sem
+	// waitCarry is the wait before the task's last dequeue while queued
+	// (a migration): __update_stats_wait_end() keeps it for the next
+	// sched_stat_wait. Owned by the task's CPU.
+	waitCarry int64
 	// sleptAt and offCPUAt are when the task's last sleep dequeued it
 	// (p->on_rq = 0 in __schedule()'s deactivate_task()) and when the
 	// switch away from it was done (finish_task_switch() clears

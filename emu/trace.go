@@ -11,8 +11,9 @@ import (
 
 // Tracing. With EnableTrace, every CPU records the sched tracepoints of a
 // virtual-time window into its own buffer (no sharing): sched_switch,
-// sched_waking, sched_wakeup, sched_wakeup_new and sched_migrate_task,
-// each in the buffer of the CPU whose context the kernel logs it in, with
+// sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
+// sched_process_exit and, with schedstats on, sched_stat_wait and
+// sched_stat_sleep, each in the buffer of the CPU whose context the kernel logs it in, with
 // that context's current task and ftrace's irqs-off / need-resched /
 // hardirq-softirq / preempt-count flags. The barrier samples counters
 // (per-CPU nr_running, each task group's tg->load_avg, the weave's stall
@@ -39,7 +40,17 @@ import (
 //     sched_ttwu_pending() when it went through the wake list (in the IPI,
 //     or in the polling idle loop);
 //   - sched_wakeup_new: wake_up_new_task(), before wakeup_preempt();
-//   - sched_switch: __schedule().
+//     simplified: on the child's CPU in its current context (the model's
+//     parent is not a task: its fork runs on no CPU);
+//   - sched_switch: __schedule();
+//   - sched_stat_sleep: enqueue_entity(ENQUEUE_WAKEUP), before
+//     sched_wakeup; sched_stat_wait: set_next_entity(), before the switch;
+//   - sched_process_exit: do_exit(), before the last switch.
+//
+// Not logged: sched_process_fork and sched_process_free (no parent task:
+// the setup forks, and a zombie's reaper, are outside the model),
+// sched_process_exec (the tools' workers do not exec), sched_stat_runtime
+// (update_curr() is fair.go's; left to it).
 //
 // A waker decides during its epoch, but its wakeup takes effect only if it
 // claims the wakee at the barrier (claimWake): its records are kept
@@ -53,6 +64,9 @@ const (
 	trWakeup
 	trWakeupNew
 	trMigrate
+	trProcessExit
+	trStatWait
+	trStatSleep
 )
 
 // ftrace's common_flags (kernel/trace/trace.h: enum trace_flag_type).
@@ -87,6 +101,8 @@ type traceRec struct {
 	task      *Task
 	// wakeups: target_cpu; migrate: orig_cpu and dest_cpu.
 	cpu, dest int
+	delay     int64 // sched_stat_*: ns
+
 }
 
 type counterSample struct {
@@ -251,6 +267,10 @@ func (rq *RQ) traceTTWUDirect(tr int32, p *Task, cpu int) {
 		return
 	}
 	w := &rq.trace[tr-1]
+	if rq.tun.Schedstats {
+		// its delay is the sleep's, known at the claim
+		rq.traceAppend(traceRec{t: rq.now, kind: trStatSleep, flags: w.flags, pc: w.pc + 1, pending: true, ctx: w.ctx, task: p})
+	}
 	rq.traceAppend(traceRec{t: rq.now, kind: trWakeup, flags: w.flags, pc: w.pc + 1, pending: true,
 		ctx: w.ctx, task: p, cpu: cpu})
 }
@@ -284,6 +304,9 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 				// clock go on from its decision).
 				r.t = p.offCPUAt + 1
 			}
+			if r.kind == trStatSleep {
+				r.delay = r.t - p.sleptAt
+			}
 		}
 		return
 	}
@@ -299,6 +322,9 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
 	}
 	if !op.wakelist {
+		if s.tun.Schedstats {
+			waker.traceAppend(traceRec{t: op.t, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: op.t - p.sleptAt})
+		}
 		waker.traceAppend(traceRec{t: op.t, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
 	}
 }
@@ -359,7 +385,36 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	default:
 		r.pc = 4
 	}
+	if rq.tun.Schedstats {
+		// enqueue_entity(ENQUEUE_WAKEUP) ->
+		// update_stats_enqueue_sleeper_fair(): the sleep since the
+		// dequeue, before ttwu_do_wakeup()'s tracepoint.
+		sl := r
+		sl.kind, sl.delay = trStatSleep, rq.now-p.sleptAt
+		rq.traceAppend(sl)
+	}
 	st.lastWake = rq.traceAppend(r)
+}
+
+// traceStatWait is fair.c: update_stats_wait_end_fair()'s
+// sched_stat_wait (schedstats on): set_next_entity() ends next's wait
+// in __schedule(), in prev's context, before the switch. The wait is
+// sched_info's (enqueue to arrival), which schedstat's wait_start
+// matches.
+func (rq *RQ) traceStatWait(p *Task, d int64) {
+	if !rq.traceOn() || !rq.tun.Schedstats {
+		return
+	}
+	rq.traceAppend(traceRec{t: rq.now, kind: trStatWait, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: rq.curr}, task: p, delay: d})
+}
+
+// traceProcessExit is kernel/exit.c: do_exit()'s sched_process_exit, in
+// the exiting task's context, preemptible, before its last switch.
+func (rq *RQ) traceProcessExit(p *Task) {
+	if !rq.traceOn() {
+		return
+	}
+	rq.traceAppend(traceRec{t: rq.now, kind: trProcessExit, ctx: traceWho{task: p}, task: p})
 }
 
 // traceWakeupDone gives the last sched_wakeup the need-resched state after
@@ -614,7 +669,8 @@ func (s *Sim) traceRecords(cpu int) []*traceRec {
 
 // traceName is the event's tracepoint name.
 func (k traceKind) traceName() string {
-	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task"}[k]
+	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
+		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep"}[k]
 }
 
 // ftraceFields prints the event's fields as its print fmt does.
@@ -627,6 +683,10 @@ func (r *traceRec) ftraceFields(cpu int) string {
 			pc, pp, pprio, prevStateText(r.prevStateReport()), nc, np, nprio)
 	case trMigrate:
 		return fmt.Sprintf("comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu, r.dest)
+	case trProcessExit:
+		return fmt.Sprintf("comm=%s pid=%d prio=%d", taskComm(r.task), r.task.PID, taskPrio(r.task))
+	case trStatWait, trStatSleep:
+		return fmt.Sprintf("comm=%s pid=%d delay=%d [ns]", taskComm(r.task), r.task.PID, r.delay)
 	}
 	return fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu)
 }

@@ -3,6 +3,7 @@ package emu
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,40 @@ func TestTraceTTWURunnable(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no signal time gave a ttwu_runnable(): the scenario no longer covers it")
+	}
+}
+
+// sched_stat_wait and sched_stat_sleep are schedstat tracepoints: logged
+// only with kernel.sched_schedstats on (schedstat_enabled()), the rest
+// the same.
+func TestTraceStatEventsNeedSchedstats(t *testing.T) {
+	text := func(sched string) string {
+		s := newSimSched(t, "hikey-8", "v6.6-eevdf", sched)
+		s.EnableTrace(5*ms, 0)
+		mixedWorkload(t, s)
+		s.Run(5 * ms)
+		var b bytes.Buffer
+		if err := s.WriteFtrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	on, off := text(""), text("sched_schedstats=0")
+	if !strings.Contains(on, ": sched_stat_wait: ") || !strings.Contains(on, ": sched_stat_sleep: ") {
+		t.Error("schedstats on: no sched_stat_wait or sched_stat_sleep")
+	}
+	if strings.Contains(off, "sched_stat_") {
+		t.Error("schedstats off: sched_stat_ events logged")
+	}
+	var rest []string
+	for _, l := range strings.Split(on, "\n") {
+		if !strings.Contains(l, "sched_stat_") && !strings.HasPrefix(l, "# entries") {
+			rest = append(rest, l)
+		}
+	}
+	offLines := strings.Split(off, "\n")
+	offLines = slices.DeleteFunc(offLines, func(l string) bool { return strings.HasPrefix(l, "# entries") })
+	if !slices.Equal(rest, offLines) {
+		t.Error("schedstats changes the other events")
 	}
 }

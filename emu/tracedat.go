@@ -73,7 +73,16 @@ var datEvents = []datEvent{
 	{trWakeupNew, 307, datWakeupFields, datWakeupPrint},
 	{trWakeup, 308, datWakeupFields, datWakeupPrint},
 	{trWaking, 309, datWakeupFields, datWakeupPrint},
+	{trProcessExit, 310, []datField{{"char comm[16]", 16, false}, {"pid_t pid", 4, true}, {"int prio", 4, true}},
+		`"comm=%s pid=%d prio=%d", REC->comm, REC->pid, REC->prio`},
+	{trStatWait, 311, datStatFields, datStatPrint},
+	{trStatSleep, 312, datStatFields, datStatPrint},
 }
+
+// sched_stat_template: the u64 is 8-aligned (offset 32).
+var datStatFields = []datField{{"char comm[16]", 16, false}, {"pid_t pid", 4, true}, {"u64 delay", 8, false}}
+
+const datStatPrint = `"comm=%s pid=%d delay=%Lu [ns]", REC->comm, REC->pid, (unsigned long long)REC->delay`
 
 // format is the event's tracefs format file.
 func (e *datEvent) format() string {
@@ -82,6 +91,7 @@ func (e *datEvent) format() string {
 	off := 0
 	put := func(fs []datField) {
 		for _, f := range fs {
+			off = datAlign(off, f.size)
 			sg := 0
 			if f.signed {
 				sg = 1
@@ -95,6 +105,15 @@ func (e *datEvent) format() string {
 	put(e.fields)
 	fmt.Fprintf(&b, "\nprint fmt: %s\n", e.print)
 	return b.String()
+}
+
+// datAlign places a field of size n at its natural alignment (a u64 on
+// 8 bytes), as the compiler lays out the event's struct.
+func datAlign(off, n int) int {
+	if n == 8 {
+		return (off + 7) &^ 7
+	}
+	return off
 }
 
 // datHeaderPage is events/header_page (ring_buffer_print_page_header()).
@@ -133,6 +152,15 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 	}
 	i32 := func(v int) { b = le.AppendUint32(b, uint32(int32(v))) }
 	switch r.kind {
+	case trProcessExit:
+		comm(taskComm(r.task))
+		i32(r.task.PID)
+		i32(taskPrio(r.task))
+	case trStatWait, trStatSleep:
+		comm(taskComm(r.task))
+		i32(r.task.PID)
+		b = append(b, 0, 0, 0, 0) // to the u64's offset, 32
+		b = le.AppendUint64(b, uint64(r.delay))
 	case trSwitch:
 		pc, pp, pprio := r.ctx.who(cpu)
 		nc, np, nprio := r.next.who(cpu)

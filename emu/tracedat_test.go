@@ -122,7 +122,10 @@ func TestTraceDatLayout(t *testing.T) {
 	if n := int(le.Uint64(b[clk:])); string(b[clk+8:clk+8+n]) != "[local]" {
 		t.Errorf("clock after the CPU offsets: %q", b[clk+8:clk+8+n])
 	}
-	ids := map[uint16]bool{305: true, 306: true, 307: true, 308: true, 309: true}
+	ids := map[uint16]bool{}
+	for _, e := range datEvents {
+		ids[uint16(e.id)] = true
+	}
 	for cpu := 0; cpu < ncpu; cpu++ {
 		off := int(le.Uint64(b[fly+10+16*cpu:]))
 		size := int(le.Uint64(b[fly+18+16*cpu:]))
