@@ -406,6 +406,11 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	if w.hackbench {
 		name, dso = "hackbench", "hackbench"
 	}
+	// The tool's main process forks (or clones) every worker.
+	main, err := s.NewForkParent(name, parent)
+	if err != nil {
+		return err
+	}
 	w.children = w.children[:0]
 	exit, faults := emu.Exit(), 0
 	if !w.threaded {
@@ -485,7 +490,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name, UserSym: "receiver", DSO: dso, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
+				Comm: name, UserSym: "receiver", DSO: dso, Parent: main, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {
@@ -548,7 +553,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name, UserSym: "sender", DSO: dso, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
+				Comm: name, UserSym: "sender", DSO: dso, Parent: main, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {

@@ -147,6 +147,8 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 	}
 	last := map[int]cur{}
 	lastUS := map[int]int64{}
+	parents := map[int]bool{} // pids that forked (a tool's main process, not a task of the run)
+	parentOf := map[int]int{} // child pid -> the pid that forked it
 	for i := range evs {
 		e := &evs[i]
 		c.counts[e.event]++
@@ -154,7 +156,11 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			c.errorf(e, "CPU %d goes back in time", e.cpu)
 		}
 		lastUS[e.cpu] = e.us
-		if l := last[e.cpu]; l.seen && l.pid != e.pid {
+		if e.event == "sched_process_fork" {
+			// The model's fork parent runs in no CPU's switch chain.
+			parents[e.pid] = true
+		}
+		if l := last[e.cpu]; l.seen && l.pid != e.pid && !parents[e.pid] {
 			c.errorf(e, "logged in pid %d's context, CPU %d runs %d", e.pid, e.cpu, l.pid)
 		}
 		switch e.event {
@@ -266,9 +272,21 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 				// sched_waking and its sched_wakeup
 				c.errorf(e, "sched_stat_sleep of %d outside its wakeup", pid)
 			}
+		case "sched_process_fork":
+			child := e.int(t, "child_pid")
+			if e.int(t, "pid") != e.pid {
+				c.errorf(e, "sched_process_fork outside the parent")
+			}
+			if task(child).state != stUnknown {
+				c.errorf(e, "fork of %d, seen before", child)
+			}
+			parentOf[child] = e.pid
 		case "sched_wakeup_new":
 			pid := e.int(t, "pid")
 			p := task(pid)
+			if par, ok := parentOf[pid]; ok && par != e.pid {
+				c.errorf(e, "sched_wakeup_new of %d outside its parent %d (wake_up_new_task() runs in the fork)", pid, par)
+			}
 			if p.state != stUnknown {
 				c.errorf(e, "sched_wakeup_new of %d, seen before", pid)
 			}
@@ -316,17 +334,20 @@ var traceLoads = []struct {
 	args       []string
 	exit       string // the prev_state of an exiting task: Z a process, X a thread
 	events     []string
+	// forks: the tool's main process forks the tasks (TaskSpec.Parent):
+	// every sched_wakeup_new follows its sched_process_fork, in it.
+	forks bool
 }{
-	{"hackbench", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50"}, "Z", nil},
-	{"hackbench-threads", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50", "-T"}, "X", nil},
-	{"messaging", "hikey-8", []string{"messaging", "-g", "1", "-l", "50"}, "Z", nil},
-	{"pipe", "hikey-8", []string{"pipe", "-l", "500"}, "Z", nil},
-	{"schbench", "hikey-8", []string{"schbench", "-m", "1", "-t", "4", "-r", "1"}, "", nil},
-	{"netperf", "hikey-8", []string{"netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.005"}, "", nil},
-	{"sysbench", "hikey-8", []string{"sysbench", "--threads=2", "--time=0.005", "oltp_read_write", "run"}, "", nil},
+	{"hackbench", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50"}, "Z", nil, true},
+	{"hackbench-threads", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50", "-T"}, "X", nil, true},
+	{"messaging", "hikey-8", []string{"messaging", "-g", "1", "-l", "50"}, "Z", nil, true},
+	{"pipe", "hikey-8", []string{"pipe", "-l", "500"}, "Z", nil, false},
+	{"schbench", "hikey-8", []string{"schbench", "-m", "1", "-t", "4", "-r", "1"}, "", nil, false},
+	{"netperf", "hikey-8", []string{"netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.005"}, "", nil, false},
+	{"sysbench", "hikey-8", []string{"sysbench", "--threads=2", "--time=0.005", "oltp_read_write", "run"}, "", nil, false},
 	// The hoppers only move (sched_setaffinity(): the stopper's
 	// migration, no wakeups).
-	{"hopper", "hikey-8", []string{"hopper", "-n", "4", "-d", "20", "-top", "5"}, "", []string{"sched_switch", "sched_migrate_task", "sched_wakeup_new"}},
+	{"hopper", "hikey-8", []string{"hopper", "-n", "4", "-d", "20", "-top", "5"}, "", []string{"sched_switch", "sched_migrate_task", "sched_wakeup_new"}, false},
 }
 
 // The traces of the workloads pass the consistency check, show the
@@ -349,6 +370,9 @@ func TestTraceConsistency(t *testing.T) {
 				if c.counts[ev] == 0 {
 					t.Errorf("no %s: %v", ev, c.counts)
 				}
+			}
+			if l.forks && (c.wakeupNewIdl != 0 || c.counts["sched_process_fork"] != c.counts["sched_wakeup_new"]) {
+				t.Errorf("%d sched_wakeup_new in <idle>, %d forks, %d sched_wakeup_new", c.wakeupNewIdl, c.counts["sched_process_fork"], c.counts["sched_wakeup_new"])
 			}
 			if l.exit != "" && c.counts["sched_process_exit"] != c.exitStates[l.exit] {
 				t.Errorf("%d sched_process_exit, %d exits", c.counts["sched_process_exit"], c.exitStates[l.exit])

@@ -71,9 +71,10 @@ type Task struct {
 	se    SchedEntity
 	group *TaskGroup // fixed
 
-	prog Program    // fixed
-	sym  Symbol     // the user symbol its compute is charged to; fixed
-	rng  *rand.Rand // fixed
+	prog   Program     // fixed
+	parent *ForkParent // the tool's process that forked it (nil: none); fixed
+	sym    Symbol      // the user symbol its compute is charged to; fixed
+	rng    *rand.Rand  // fixed
 
 	// uclamp requests (p->uclamp_req), set only when the workload asks.
 	// fixed.

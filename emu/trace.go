@@ -39,16 +39,19 @@ import (
 //     or under the remote rq lock), on the wakee's CPU from
 //     sched_ttwu_pending() when it went through the wake list (in the IPI,
 //     or in the polling idle loop);
-//   - sched_wakeup_new: wake_up_new_task(), before wakeup_preempt();
-//     simplified: on the child's CPU in its current context (the model's
-//     parent is not a task: its fork runs on no CPU);
+//   - sched_process_fork and sched_wakeup_new: kernel_clone() and
+//     wake_up_new_task() (before wakeup_preempt()) in the parent's
+//     context on its CPU, for a task with a TaskSpec.Parent; simplified:
+//     the parent is no task of the run, so its CPU may run another task
+//     meanwhile; a task without one logs sched_wakeup_new on its own CPU
+//     in the current context;
 //   - sched_switch: __schedule();
 //   - sched_stat_sleep: enqueue_entity(ENQUEUE_WAKEUP), before
 //     sched_wakeup; sched_stat_wait: set_next_entity(), before the switch;
 //   - sched_process_exit: do_exit(), before the last switch.
 //
-// Not logged: sched_process_fork and sched_process_free (no parent task:
-// the setup forks, and a zombie's reaper, are outside the model),
+// Not logged: sched_process_free (a zombie's reaper, and the RCU grace
+// period that frees a thread, are outside the model),
 // sched_process_exec (the tools' workers do not exec), sched_stat_runtime
 // (update_curr() is fair.go's; left to it).
 //
@@ -67,6 +70,7 @@ const (
 	trProcessExit
 	trStatWait
 	trStatSleep
+	trFork
 )
 
 // ftrace's common_flags (kernel/trace/trace.h: enum trace_flag_type).
@@ -83,6 +87,7 @@ const (
 type traceWho struct {
 	task    *Task
 	stopper bool
+	parent  *ForkParent // a tool's forking process (no task of the run)
 }
 
 // traceRec is one tracepoint hit, owned by the CPU whose buffer holds it.
@@ -130,6 +135,15 @@ type traceCPU struct {
 	// affinityDst is where the stopper moves curr, which called
 	// sched_setaffinity() on itself (traceAffinityMove).
 	affinityDst int
+	// foreign are records this CPU made for another CPU's trace (a
+	// fork parent's, on the parent's CPU).
+	foreign []foreignRec
+}
+
+// foreignRec is a record of CPU cpu's trace kept by another CPU.
+type foreignRec struct {
+	cpu int
+	rec traceRec
 }
 
 // tracer holds the trace settings and the barrier's counter samples
@@ -369,6 +383,17 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	}
 	st := &rq.sim.tracer.cpu[rq.cpu]
 	r := traceRec{t: rq.now, kind: kind, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: rq.curr}, task: p, cpu: rq.cpu}
+	if kind == trWakeupNew && p.parent != nil {
+		// kernel_clone() in the parent, on its CPU:
+		// sched_process_fork after copy_process(), then
+		// wake_up_new_task()'s sched_wakeup_new under p->pi_lock and
+		// the child's rq lock. Simplified: the parent is not a task
+		// of the run, so its CPU may be running another task then.
+		st.foreign = append(st.foreign,
+			foreignRec{p.parent.CPU, traceRec{t: rq.now, kind: trFork, ctx: traceWho{parent: p.parent}, task: p}},
+			foreignRec{p.parent.CPU, traceRec{t: rq.now, kind: trWakeupNew, flags: tfIrqsOff, pc: 2, ctx: traceWho{parent: p.parent}, task: p, cpu: rq.cpu}})
+		return
+	}
 	if kind == trWakeupNew {
 		// pi_lock and the rq lock, need-resched as before wakeup_preempt().
 		r.flags |= rq.needReschedFlags()
@@ -563,6 +588,8 @@ func (w traceWho) who(cpu int) (comm string, pid, prio int) {
 		return taskComm(w.task), w.task.PID, taskPrio(w.task)
 	case w.stopper:
 		return fmt.Sprintf("migration/%d", cpu), stopperPID(cpu), 0
+	case w.parent != nil:
+		return w.parent.Comm[:min(len(w.parent.Comm), 15)], w.parent.PID, 120
 	}
 	return fmt.Sprintf("swapper/%d", cpu), 0, 120
 }
@@ -658,6 +685,13 @@ func (s *Sim) traceRecords(cpu int) []*traceRec {
 			out = append(out, r)
 		}
 	}
+	for c := range s.tracer.cpu {
+		for i := range s.tracer.cpu[c].foreign {
+			if f := &s.tracer.cpu[c].foreign[i]; f.cpu == cpu {
+				out = append(out, &f.rec)
+			}
+		}
+	}
 	slices.SortStableFunc(out, func(a, b *traceRec) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
@@ -670,7 +704,7 @@ func (s *Sim) traceRecords(cpu int) []*traceRec {
 // traceName is the event's tracepoint name.
 func (k traceKind) traceName() string {
 	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
-		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep"}[k]
+		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep", "sched_process_fork"}[k]
 }
 
 // ftraceFields prints the event's fields as its print fmt does.
@@ -687,6 +721,9 @@ func (r *traceRec) ftraceFields(cpu int) string {
 		return fmt.Sprintf("comm=%s pid=%d prio=%d", taskComm(r.task), r.task.PID, taskPrio(r.task))
 	case trStatWait, trStatSleep:
 		return fmt.Sprintf("comm=%s pid=%d delay=%d [ns]", taskComm(r.task), r.task.PID, r.delay)
+	case trFork:
+		pc, pp, _ := r.ctx.who(cpu)
+		return fmt.Sprintf("comm=%s pid=%d child_comm=%s child_pid=%d", pc, pp, taskComm(r.task), r.task.PID)
 	}
 	return fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu)
 }

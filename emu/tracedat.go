@@ -77,6 +77,8 @@ var datEvents = []datEvent{
 		`"comm=%s pid=%d prio=%d", REC->comm, REC->pid, REC->prio`},
 	{trStatWait, 311, datStatFields, datStatPrint},
 	{trStatSleep, 312, datStatFields, datStatPrint},
+	{trFork, 313, []datField{{"char parent_comm[16]", 16, false}, {"pid_t parent_pid", 4, true}, {"char child_comm[16]", 16, false}, {"pid_t child_pid", 4, true}},
+		`"comm=%s pid=%d child_comm=%s child_pid=%d", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid`},
 }
 
 // sched_stat_template: the u64 is 8-aligned (offset 32).
@@ -152,6 +154,12 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 	}
 	i32 := func(v int) { b = le.AppendUint32(b, uint32(int32(v))) }
 	switch r.kind {
+	case trFork:
+		pc, pp, _ := r.ctx.who(cpu)
+		comm(pc)
+		i32(pp)
+		comm(taskComm(r.task))
+		i32(r.task.PID)
 	case trProcessExit:
 		comm(taskComm(r.task))
 		i32(r.task.PID)
@@ -311,6 +319,9 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u32(0) // printk formats
 	// saved_cmdlines: every task, and each CPU's stopper.
 	var cmd strings.Builder
+	for _, p := range s.parents {
+		fmt.Fprintf(&cmd, "%d %s\n", p.PID, p.Comm[:min(len(p.Comm), 15)])
+	}
 	for _, t := range s.tasks {
 		fmt.Fprintf(&cmd, "%d %s\n", t.PID, taskComm(t))
 	}
