@@ -94,7 +94,6 @@ type trTask struct {
 	waking   bool  // a sched_waking not yet followed by its sched_wakeup
 	queued   int64 // when it last became runnable (µs), for the wait
 	wait     int64 // summed wait: switch-in minus becoming runnable
-	preempt  bool  // last switched out runnable (R/R+)
 	exiting  bool  // sched_process_exit seen
 	statWait int64 // summed sched_stat_wait delays, ns
 }
@@ -179,7 +178,7 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 				case "S":
 					p.state = stSleeping
 				case "R", "R+":
-					p.state, p.queued, p.preempt = stQueued, e.us, true
+					p.state, p.queued = stQueued, e.us
 				case "X", "Z":
 					p.state = stDead
 					c.exitStates[st]++
@@ -202,7 +201,7 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 				case stQueued:
 					n.wait += e.us - n.queued
 				}
-				n.state, n.cpu, n.preempt = stRunning, e.cpu, false
+				n.state, n.cpu = stRunning, e.cpu
 			}
 			last[e.cpu] = cur{next, true}
 		case "sched_waking":
@@ -213,9 +212,7 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			}
 			switch p.state {
 			case stQueued:
-				if !p.preempt {
-					c.errorf(e, "sched_waking of %d, already runnable", pid)
-				}
+				c.errorf(e, "sched_waking of %d, already runnable", pid)
 			case stRunning:
 				c.wakeRunning++
 			case stDead:
@@ -246,7 +243,7 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			p.waking = false
 			p.cpu = e.int(t, "target_cpu")
 			if p.state != stRunning {
-				p.state, p.queued, p.preempt = stQueued, e.us, false
+				p.state, p.queued = stQueued, e.us
 			}
 		case "sched_process_exit":
 			pid := e.int(t, "pid")
@@ -340,6 +337,8 @@ var traceLoads = []struct {
 }{
 	{"hackbench", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50"}, "Z", nil, true},
 	{"hackbench-threads", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50", "-T"}, "X", nil, true},
+	{"hackbench-spr", "spr-2s", []string{"hackbench", "-g", "2", "-f", "5", "-l", "50"}, "Z", nil, true},
+	{"schbench-spr", "spr-2s", []string{"schbench", "-m", "2", "-t", "8", "-r", "1"}, "", nil, false},
 	{"messaging", "hikey-8", []string{"messaging", "-g", "1", "-l", "50"}, "Z", nil, true},
 	{"pipe", "hikey-8", []string{"pipe", "-l", "500"}, "Z", nil, false},
 	{"schbench", "hikey-8", []string{"schbench", "-m", "1", "-t", "4", "-r", "1"}, "", nil, false},
