@@ -25,6 +25,7 @@ var trLine = regexp.MustCompile(`^\s*(.+)-(\d+)\s+\[(\d+)\] (\S{5})\s+(\d+)\.(\d
 type trEvent struct {
 	line      string
 	comm      string
+	flags     string // irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable
 	pid, cpu  int
 	us        int64 // timestamp, µs
 	event     string
@@ -46,7 +47,7 @@ func parseTrace(t *testing.T, text string) []trEvent {
 		if m == nil {
 			t.Fatalf("unparsed trace line %q", line)
 		}
-		e := trEvent{line: line, comm: m[1], event: m[7], f: map[string]string{}}
+		e := trEvent{line: line, comm: m[1], flags: m[4], event: m[7], f: map[string]string{}}
 		e.pid, _ = strconv.Atoi(m[2])
 		e.cpu, _ = strconv.Atoi(m[3])
 		sec, _ := strconv.ParseInt(m[5], 10, 64)
@@ -105,6 +106,7 @@ type trCheck struct {
 	exitStates   map[string]int // prev_state of the switches out of exiting tasks
 	wakeRunning  int            // sched_waking of a task still running (ttwu_runnable())
 	wakeupNewIdl int            // sched_wakeup_new logged in <idle>
+	newidlePulls int            // sched_migrate_task of a newidle pull
 	errs         []string
 }
 
@@ -148,8 +150,15 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 	lastUS := map[int]int64{}
 	parents := map[int]bool{} // pids that forked (a tool's main process, not a task of the run)
 	parentOf := map[int]int{} // child pid -> the pid that forked it
+	pulling := map[int]int{}  // CPU -> the task whose newidle balance pulled, until its switch
 	for i := range evs {
 		e := &evs[i]
+		if pid, ok := pulling[e.cpu]; ok && e.event != "sched_migrate_task" {
+			if e.event != "sched_switch" || e.int(t, "prev_pid") != pid {
+				c.errorf(e, "a newidle pull by %d not followed by its switch", pid)
+			}
+			delete(pulling, e.cpu)
+		}
 		c.counts[e.event]++
 		if us, ok := lastUS[e.cpu]; ok && e.us < us {
 			c.errorf(e, "CPU %d goes back in time", e.cpu)
@@ -227,6 +236,19 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			p.waking = true
 		case "sched_migrate_task":
 			p := task(e.int(t, "pid"))
+			if e.int(t, "dest_cpu") == e.cpu && e.flags == "d..2." {
+				// A pull onto this CPU under schedule()'s preempt
+				// count and one rq lock (a wakeup's set_task_cpu()
+				// holds p->pi_lock too, the periodic balance runs in
+				// softirq, the stopper at depth 1): newidle balancing
+				// inside __schedule(), in the task going to sleep,
+				// before its switch.
+				c.newidlePulls++
+				if e.pid == 0 {
+					c.errorf(e, "newidle pull logged in <idle>")
+				}
+				pulling[e.cpu] = e.pid
+			}
 			if oc := e.int(t, "orig_cpu"); p.cpu >= 0 && oc != p.cpu {
 				c.errorf(e, "migrate from %d, task_cpu is %d", oc, p.cpu)
 			}
@@ -352,6 +374,12 @@ var traceLoads = []struct {
 // The traces of the workloads pass the consistency check, show the
 // tools' comms, and trace-cmd report reads their trace.dat.
 func TestTraceConsistency(t *testing.T) {
+	pulls := 0
+	defer func() {
+		if !t.Failed() && pulls == 0 {
+			t.Error("no newidle pull in any trace: the rule is not exercised")
+		}
+	}()
 	for _, l := range traceLoads {
 		t.Run(l.name, func(t *testing.T) {
 			res, text := traceRun(t, l.topo, l.args...)
@@ -390,7 +418,8 @@ func TestTraceConsistency(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%v; %d wakings of running tasks; exits %v", c.counts, c.wakeRunning, c.exitStates)
+			pulls += c.newidlePulls
+			t.Logf("%v; %d wakings of running tasks; %d newidle pulls; exits %v", c.counts, c.wakeRunning, c.newidlePulls, c.exitStates)
 			traceCmdReport(t, res.Sim, len(evs))
 		})
 	}
