@@ -401,9 +401,19 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	cp := copyNS(w.m, w.datasize)
 	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
 	parent := Spread(s, 0) // the tool's main thread
-	name := "sched-msg"
+	// The tools' comms: rt-tests hackbench forks or creates its workers
+	// unnamed (its own "hackbench"); perf bench names itself by
+	// prctl(PR_SET_NAME) before it runs one (builtin-bench.c
+	// run_bench()), and its workers inherit the name. Their user time is
+	// in sender() and receiver() (hackbench.c, sched-messaging.c).
+	name, dso := "sched-messaging", "perf"
 	if w.hackbench {
-		name = "hackbench"
+		name, dso = "hackbench", "hackbench"
+	}
+	// The tool's main process forks (or clones) every worker.
+	main, err := s.NewForkParent(name, parent)
+	if err != nil {
+		return err
 	}
 	w.children = w.children[:0]
 	w.sent = make([]int64, w.groups*w.fds)
@@ -485,7 +495,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-recv", CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
+				Comm: name, UserSym: "receiver", DSO: dso, Parent: main, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: []*emu.Sem{ch.data},
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {
@@ -550,7 +560,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: name + "-send", CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
+				Comm: name, UserSym: "sender", DSO: dso, Parent: main, CPU: s.ForkCPU(parent, nil), Group: g, Prog: forkedChild(prog, faults), Sems: mine,
 				MM: taskMM(w.threaded, k),
 			})
 			if err != nil {

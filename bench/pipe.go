@@ -94,10 +94,6 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 		}
 		pp[i] = p
 	}
-	kind := "process"
-	if w.threaded {
-		kind = "thread"
-	}
 	for i := range 2 {
 		n := 0 // actions issued, owned by the task's CPU
 		rd, wr := pp[i], pp[1-i]
@@ -129,7 +125,10 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 			return read
 		})
 		t, err := s.NewTask(emu.TaskSpec{
-			Comm: fmt.Sprintf("sched-pipe-%s%d", kind, i), CPU: Spread(s, i), Group: g,
+			// perf bench's comm (builtin-bench.c run_bench():
+			// prctl(PR_SET_NAME)), inherited by the forked child or
+			// the thread; both loop in worker_thread().
+			Comm: "sched-pipe", UserSym: "worker_thread", DSO: "perf", CPU: Spread(s, i), Group: g,
 			Prog: prog, Sems: []*emu.Sem{pipes[i].data}, MM: taskMM(w.threaded, i),
 		})
 		if err != nil {

@@ -346,7 +346,7 @@ func (w *schbench) Setup(s *emu.Sim) error {
 		base := i * (nt + 1)
 		mine := wkSems[i*nt : (i+1)*nt]
 		t, err := s.NewTask(emu.TaskSpec{
-			Comm: "schbench-msg", CPU: Spread(s, base), Group: g,
+			Comm: "schbench", UserSym: "message_thread", CPU: Spread(s, base), Group: g,
 			Prog: w.msgProg(msgSems[i], mine), Sems: []*emu.Sem{msgSems[i]},
 		})
 		if err != nil {
@@ -357,7 +357,7 @@ func (w *schbench) Setup(s *emu.Sim) error {
 			k := i*nt + j
 			w.wk[k] = &schWorker{}
 			t, err := s.NewTask(emu.TaskSpec{
-				Comm: "schbench-worker", CPU: Spread(s, base+1+j), Group: g,
+				Comm: "schbench", UserSym: "worker_thread", CPU: Spread(s, base+1+j), Group: g,
 				Prog: w.workerProg(w.wk[k], j, msgSems[i], wkSems[k]), Sems: []*emu.Sem{wkSems[k]},
 			})
 			if err != nil {

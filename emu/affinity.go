@@ -98,6 +98,7 @@ func (rq *RQ) migrationCPUStop(p *Task) {
 	cpus := rq.affinityCPUs
 	rq.affinityCPUs = nil
 	dst := affinityTarget(p.cpu, cpus, len(rq.sim.cpus))
+	rq.traceAffinityMove(dst)
 	op := remoteOp{kind: opAffinity, task: p, cpus: cpus, target: dst}
 	// rq_unlock(rq) before rq_lock(new rq): one rq lock at a time.
 	rq.unlockRQ(SymSchedule)

@@ -588,6 +588,7 @@ func (rq *RQ) schedInfoDequeue(p *Task) {
 		p.lastQueued = -1
 		p.Stats.RunDelay += d
 		rq.Stats.RunDelay += d
+		p.waitCarry += d
 	}
 }
 
@@ -598,6 +599,8 @@ func (rq *RQ) schedInfoArrive(p *Task) {
 		p.Stats.RunDelay += d
 		rq.Stats.RunDelay += d
 		rq.sim.recordWait(p, d)
+		rq.traceStatWait(p, d+p.waitCarry)
+		p.waitCarry = 0
 	}
 	p.lastArrival = rq.clock
 	p.Stats.Pcount++

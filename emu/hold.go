@@ -156,6 +156,7 @@ func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
 		return
 	}
 	waker := s.cpus[sig.from]
+	s.traceTTWURunnable(waker, p, sig)
 	waker.Stats.RacedRunnable++
 	waker.ttwuStatRQ(rq.cpu)
 	clock := waker.now

@@ -218,6 +218,7 @@ func (rq *RQ) finishAction(t *Task, a *Action) {
 // when a parent waiting in wait4() could reap it.
 func (rq *RQ) exitTask(t *Task) {
 	t.exitedAt = rq.now
+	rq.traceProcessExit(t)
 	rq.lockRQ(SymSchedule)
 	rq.updateRQClock()
 	rq.deactivateTask(t, dequeueSleep)

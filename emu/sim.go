@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -145,6 +146,7 @@ type Sim struct {
 	// (sched_info_arrive()), on the task's CPU's goroutine.
 	onRunDelay func(t *Task, delay int64)
 	tracer     *tracer
+	parents    []*ForkParent // NewForkParent's, in order
 }
 
 // OnRunDelay registers f to be called with every runnable wait (the time
@@ -297,11 +299,17 @@ func (s *Sim) Now() int64 { return s.now }
 
 // TaskSpec describes a task to create.
 type TaskSpec struct {
-	Comm  string
-	Nice  int
-	CPU   int
-	Group *TaskGroup // nil: the root group
-	Prog  Program
+	Comm string
+	// UserSym and DSO are the function the task's user time is charged
+	// to and its program, as perf report names them ("": the comm).
+	UserSym, DSO string
+	// Parent, when set, is the tool's process that forks the task: the
+	// trace logs the fork in its context on its CPU.
+	Parent *ForkParent
+	Nice   int
+	CPU    int
+	Group  *TaskGroup // nil: the root group
+	Prog   Program
 	// CPUs, when set, is the task's affinity (sched_setaffinity()): the
 	// only CPUs it may run on. CPU must be one of them.
 	CPUs []int
@@ -317,6 +325,28 @@ type TaskSpec struct {
 	// context_switch()'s switch_mm (hwmodel.OpSwitchMM). 0: no mm is
 	// modeled for the task (it never pays it).
 	MM int
+}
+
+// ForkParent is a tool's process that forks a workload's tasks at setup:
+// it is no task of the run (fork.go), but the trace names it.
+type ForkParent struct {
+	Comm string
+	PID  int
+	CPU  int
+}
+
+// NewForkParent names the process, on CPU cpu, that forks tasks
+// (TaskSpec.Parent). Its pid is below the tasks' (which start at 1000).
+func (s *Sim) NewForkParent(comm string, cpu int) (*ForkParent, error) {
+	if cpu < 0 || cpu >= len(s.cpus) {
+		return nil, fmt.Errorf("fork parent %q: cpu %d out of range [0, %d)", comm, cpu, len(s.cpus))
+	}
+	if len(s.parents) >= 100 {
+		return nil, fmt.Errorf("fork parent %q: at most 100 parents", comm)
+	}
+	p := &ForkParent{Comm: comm, PID: 900 + len(s.parents), CPU: cpu}
+	s.parents = append(s.parents, p)
+	return p, nil
 }
 
 // NewTask creates a task and wakes it on its CPU (wake_up_new_task()):
@@ -344,7 +374,8 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	pid := len(s.tasks) + 1000
 	t := &Task{
 		PID: pid, Comm: spec.Comm, Nice: spec.Nice, cpu: spec.CPU, group: g, prog: spec.Prog, mm: spec.MM, exitedAt: -1,
-		sym:           s.userSymbol(spec.Comm),
+		sym:           s.userSymbol(cmp.Or(spec.UserSym, spec.Comm), cmp.Or(spec.DSO, spec.Comm)),
+		parent:        spec.Parent,
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,
 		recentUsedCPU: spec.CPU,
@@ -443,8 +474,8 @@ func (s *Sim) setTaskRQ(t *Task, cpu int) {
 	}
 }
 
-func (s *Sim) userSymbol(name string) Symbol {
-	sym := s.syms.userSymbol(name)
+func (s *Sim) userSymbol(name, dso string) Symbol {
+	sym := s.syms.userSymbol(name, dso)
 	for _, rq := range s.cpus {
 		for len(rq.profile) < len(s.syms.names) {
 			rq.profile = append(rq.profile, 0)

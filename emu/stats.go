@@ -64,6 +64,7 @@ type RQStats struct {
 type ProfileEntry struct {
 	Symbol  string  `json:"symbol"`
 	User    bool    `json:"user"`
+	DSO     string  `json:"dso,omitempty"` // a user symbol's program
 	NS      int64   `json:"ns"`
 	Percent float64 `json:"percent"`
 }
@@ -89,7 +90,7 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 		if ns == 0 {
 			continue
 		}
-		out = append(out, ProfileEntry{Symbol: s.symbolName(Symbol(sym)), User: s.syms.user[sym], NS: ns,
+		out = append(out, ProfileEntry{Symbol: s.symbolName(Symbol(sym)), User: s.syms.user[sym], DSO: s.syms.dso[sym], NS: ns,
 			Percent: 100 * float64(ns) / float64(max(all, 1))})
 	}
 	slices.SortStableFunc(out, func(a, b ProfileEntry) int {
@@ -102,14 +103,12 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 }
 
 // profileDSO is the shared object perf report names for an entry: the
-// kernel, or the program a user symbol belongs to (the comm up to its
-// first '-': hackbench-recv runs in hackbench).
+// kernel, or the program a user symbol belongs to.
 func profileDSO(e ProfileEntry) string {
 	if !e.User {
 		return "[kernel.kallsyms]"
 	}
-	prog, _, _ := strings.Cut(e.Symbol, "-")
-	return prog
+	return e.DSO
 }
 
 // perfUnit is perf's convert_unit(): the count in K, M or G.

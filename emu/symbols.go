@@ -206,7 +206,8 @@ func (s *Sim) symbolName(sym Symbol) string {
 type symbolTable struct {
 	names  []string
 	user   []bool
-	family string // the socket family SetSocketFamily chose ("": udp)
+	dso    []string // a user symbol's program (perf's Shared Object)
+	family string   // the socket family SetSocketFamily chose ("": udp)
 	// byName finds a user symbol (a workload of many threads registers
 	// one per comm: a scan would make setup quadratic).
 	byName map[string]Symbol
@@ -217,13 +218,15 @@ func newSymbolTable() *symbolTable {
 	for _, n := range kernelSymbolNames {
 		t.names = append(t.names, n)
 		t.user = append(t.user, false)
+		t.dso = append(t.dso, "")
 	}
 	return t
 }
 
-// userSymbol interns a user-space symbol name.
-func (t *symbolTable) userSymbol(name string) Symbol {
-	if sym, ok := t.byName[name]; ok {
+// userSymbol interns a user-space function name of program dso.
+func (t *symbolTable) userSymbol(name, dso string) Symbol {
+	key := dso + "\x00" + name
+	if sym, ok := t.byName[key]; ok {
 		return sym
 	}
 	if t.byName == nil {
@@ -231,7 +234,8 @@ func (t *symbolTable) userSymbol(name string) Symbol {
 	}
 	t.names = append(t.names, name)
 	t.user = append(t.user, true)
+	t.dso = append(t.dso, dso)
 	sym := Symbol(len(t.names) - 1)
-	t.byName[name] = sym
+	t.byName[key] = sym
 	return sym
 }

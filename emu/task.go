@@ -71,9 +71,10 @@ type Task struct {
 	se    SchedEntity
 	group *TaskGroup // fixed
 
-	prog Program    // fixed
-	sym  Symbol     // the user symbol its compute is charged to; fixed
-	rng  *rand.Rand // fixed
+	prog   Program     // fixed
+	parent *ForkParent // the tool's process that forked it (nil: none); fixed
+	sym    Symbol      // the user symbol its compute is charged to; fixed
+	rng    *rand.Rand  // fixed
 
 	// uclamp requests (p->uclamp_req), set only when the workload asks.
 	// fixed.
@@ -103,6 +104,10 @@ type Task struct {
 	// last; sem is its own semaphore, what Block and Wake use (fixed).
 	// barrier: claimWake delivers the stamp and clears waitingOn.
 	waitingOn *Sem
+	// waitCarry is the wait before the task's last dequeue while queued
+	// (a migration): __update_stats_wait_end() keeps it for the next
+	// sched_stat_wait. Owned by the task's CPU.
+	waitCarry int64
 	// sleptAt and offCPUAt are when the task's last sleep dequeued it
 	// (p->on_rq = 0 in __schedule()'s deactivate_task()) and when the
 	// switch away from it was done (finish_task_switch() clears

@@ -11,8 +11,9 @@ import (
 
 // Tracing. With EnableTrace, every CPU records the sched tracepoints of a
 // virtual-time window into its own buffer (no sharing): sched_switch,
-// sched_waking, sched_wakeup, sched_wakeup_new and sched_migrate_task,
-// each in the buffer of the CPU whose context the kernel logs it in, with
+// sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
+// sched_process_exit and, with schedstats on, sched_stat_wait and
+// sched_stat_sleep, each in the buffer of the CPU whose context the kernel logs it in, with
 // that context's current task and ftrace's irqs-off / need-resched /
 // hardirq-softirq / preempt-count flags. The barrier samples counters
 // (per-CPU nr_running, each task group's tg->load_avg, the weave's stall
@@ -38,8 +39,21 @@ import (
 //     or under the remote rq lock), on the wakee's CPU from
 //     sched_ttwu_pending() when it went through the wake list (in the IPI,
 //     or in the polling idle loop);
-//   - sched_wakeup_new: wake_up_new_task(), before wakeup_preempt();
-//   - sched_switch: __schedule().
+//   - sched_process_fork and sched_wakeup_new: kernel_clone() and
+//     wake_up_new_task() (before wakeup_preempt()) in the parent's
+//     context on its CPU, for a task with a TaskSpec.Parent; simplified:
+//     the parent is no task of the run, so its CPU may run another task
+//     meanwhile; a task without one logs sched_wakeup_new on its own CPU
+//     in the current context;
+//   - sched_switch: __schedule();
+//   - sched_stat_sleep: enqueue_entity(ENQUEUE_WAKEUP), before
+//     sched_wakeup; sched_stat_wait: set_next_entity(), before the switch;
+//   - sched_process_exit: do_exit(), before the last switch.
+//
+// Not logged: sched_process_free (a zombie's reaper, and the RCU grace
+// period that frees a thread, are outside the model),
+// sched_process_exec (the tools' workers do not exec), sched_stat_runtime
+// (update_curr() is fair.go's; left to it).
 //
 // A waker decides during its epoch, but its wakeup takes effect only if it
 // claims the wakee at the barrier (claimWake): its records are kept
@@ -53,6 +67,10 @@ const (
 	trWakeup
 	trWakeupNew
 	trMigrate
+	trProcessExit
+	trStatWait
+	trStatSleep
+	trFork
 )
 
 // ftrace's common_flags (kernel/trace/trace.h: enum trace_flag_type).
@@ -69,6 +87,7 @@ const (
 type traceWho struct {
 	task    *Task
 	stopper bool
+	parent  *ForkParent // a tool's forking process (no task of the run)
 }
 
 // traceRec is one tracepoint hit, owned by the CPU whose buffer holds it.
@@ -78,13 +97,17 @@ type traceRec struct {
 	flags   uint8 // common_flags
 	pc      uint8 // common_preempt_count
 	pending bool  // a waker's record not (yet) claimed at the barrier
+	pre     bool  // ahead of the records of the same time (a newidle pull)
 	ctx     traceWho
 	// switch: next and prev's state (ctx is prev); the others: the task.
 	next      traceWho
 	prevState TaskState
+	zombie    bool // switch: prev exited as a process (isProcess)
 	task      *Task
 	// wakeups: target_cpu; migrate: orig_cpu and dest_cpu.
 	cpu, dest int
+	delay     int64 // sched_stat_*: ns
+
 }
 
 type counterSample struct {
@@ -109,6 +132,18 @@ const (
 type traceCPU struct {
 	mode     ttwuMode
 	lastWake int // index of the last sched_wakeup record, -1: none
+	// affinityDst is where the stopper moves curr, which called
+	// sched_setaffinity() on itself (traceAffinityMove).
+	affinityDst int
+	// foreign are records this CPU made for another CPU's trace (a
+	// fork parent's, on the parent's CPU).
+	foreign []foreignRec
+}
+
+// foreignRec is a record of CPU cpu's trace kept by another CPU.
+type foreignRec struct {
+	cpu int
+	rec traceRec
 }
 
 // tracer holds the trace settings and the barrier's counter samples
@@ -161,8 +196,25 @@ func (rq *RQ) traceSwitch(prev, next *Task) {
 		return
 	}
 	r := traceRec{t: rq.now, kind: trSwitch, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: prev}, next: traceWho{task: next}}
+	if prev != nil && prev.waitingOn == affinityWait {
+		// sched_setaffinity() on itself: affine_move_task() queues
+		// migration_cpu_stop() on this CPU's stopper, which preempts
+		// prev, moves it (move_queued_task(): sched_migrate_task,
+		// no sched_wakeup) and switches to the next task.
+		// Simplified: the stopper's own wakeup
+		// (cpu_stop_queue_work()) is not logged.
+		stop := traceWho{stopper: true}
+		rq.traceAppend(traceRec{t: rq.now, kind: trSwitch, flags: tfIrqsOff, pc: 2, ctx: r.ctx, next: stop, prevState: TaskRunnable})
+		if dst := rq.sim.tracer.cpu[rq.cpu].affinityDst; dst != rq.cpu {
+			rq.traceAppend(traceRec{t: rq.now, kind: trMigrate, flags: tfIrqsOff, pc: 1, ctx: stop, task: prev, cpu: rq.cpu, dest: dst})
+		}
+		r.ctx, r.prevState = stop, TaskSleeping
+		rq.traceAppend(r)
+		return
+	}
 	if prev != nil {
 		r.prevState = prev.state
+		r.zombie = prev.state == TaskDead && prev.isProcess()
 	}
 	rq.traceAppend(r)
 }
@@ -195,14 +247,16 @@ func (rq *RQ) traceTTWU(p *Task, timer, local bool) int32 {
 	return int32(i + 1)
 }
 
-// traceTTWUSelected fixes the waking record's target_cpu (the CPU ttwu
-// chose) and records set_task_cpu()'s sched_migrate_task, pending.
+// traceTTWUSelected records set_task_cpu()'s sched_migrate_task for the
+// CPU ttwu chose, pending. The waking record keeps its target_cpu:
+// include/trace/events/sched.h sched_wakeup_template records
+// task_cpu(p), and try_to_wake_up() logs sched_waking before
+// select_task_rq().
 func (rq *RQ) traceTTWUSelected(tr int32, p *Task, prev, cpu int) {
 	if tr == 0 {
 		return
 	}
 	w := &rq.trace[tr-1]
-	w.cpu = cpu
 	if cpu != prev {
 		rq.traceAppend(traceRec{t: rq.now, kind: trMigrate, flags: w.flags, pc: w.pc, pending: true,
 			ctx: w.ctx, task: p, cpu: prev, dest: cpu})
@@ -227,6 +281,10 @@ func (rq *RQ) traceTTWUDirect(tr int32, p *Task, cpu int) {
 		return
 	}
 	w := &rq.trace[tr-1]
+	if rq.tun.Schedstats {
+		// its delay is the sleep's, known at the claim
+		rq.traceAppend(traceRec{t: rq.now, kind: trStatSleep, flags: w.flags, pc: w.pc + 1, pending: true, ctx: w.ctx, task: p})
+	}
 	rq.traceAppend(traceRec{t: rq.now, kind: trWakeup, flags: w.flags, pc: w.pc + 1, pending: true,
 		ctx: w.ctx, task: p, cpu: cpu})
 }
@@ -250,27 +308,70 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 			if r.kind != trMigrate || moved {
 				r.pending = false
 			}
+			if r.kind != trWaking && r.t <= p.offCPUAt && !waker.traceSwitchIn(r.t, p.offCPUAt) {
+				// The waker saw the wakee off its CPU as of the last
+				// barrier while it was still switching out. In
+				// try_to_wake_up() it waits for p->on_cpu to clear
+				// (smp_cond_load_acquire()) before set_task_cpu():
+				// logged just after the wakee's switch. Simplified:
+				// the model's waker does not wait (its costs and
+				// clock go on from its decision).
+				r.t = p.offCPUAt + 1
+			}
+			if r.kind == trStatSleep {
+				r.delay = r.t - p.sleptAt
+			}
 		}
+		return
+	}
+	if op.flags&wfAffinity != 0 {
+		// A task's sched_setaffinity() on itself: its switch out
+		// logged the stopper's move (traceSwitch).
 		return
 	}
 	fl, pc := uint8(tfIrqsOff), uint8(3)
 	ctx := op.trCtx
-	if op.flags&wfAffinity != 0 {
-		// A task's sched_setaffinity() on itself: the model moves it
-		// at the barrier, logged in its own context when it asked
-		// (the kernel's stopper, migration_cpu_stop(), does it under
-		// the rq lock in between).
-		ctx, pc = traceWho{task: p}, 1
-	} else {
-		waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: op.target})
-	}
+	waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
 	if moved {
 		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
 	}
 	if !op.wakelist {
+		if s.tun.Schedstats {
+			waker.traceAppend(traceRec{t: op.t, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: op.t - p.sleptAt})
+		}
 		waker.traceAppend(traceRec{t: op.t, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
 	}
 }
+
+// traceTTWURunnable records, in the waker's buffer at its signal's time,
+// the wakeup of a task found still queued: try_to_wake_up()'s
+// sched_waking, then ttwu_runnable() -> ttwu_do_wakeup()'s sched_wakeup
+// under the task's rq lock (__task_rq_lock()); no migration, no enqueue,
+// and no switch (the wakee never left).
+func (s *Sim) traceTTWURunnable(waker *RQ, p *Task, sig semSig) {
+	if !s.traceAt(sig.at) {
+		return
+	}
+	fl, pc := uint8(tfIrqsOff), uint8(3)
+	waker.traceAppend(traceRec{t: sig.at, kind: trWaking, flags: fl, pc: pc, ctx: sig.tr, task: p, cpu: p.cpu})
+	waker.traceAppend(traceRec{t: sig.at, kind: trWakeup, flags: fl, pc: pc + 1, ctx: sig.tr, task: p, cpu: p.cpu})
+}
+
+// traceSwitchIn reports whether this CPU logged a switch in (from, to]
+// (its context changed). A buffer is in time order but for the records
+// the barrier adds, at most an epoch back: the scan stops well before.
+func (rq *RQ) traceSwitchIn(from, to int64) bool {
+	for i := len(rq.trace) - 1; i >= 0 && rq.trace[i].t > from-traceScanBack; i-- {
+		r := &rq.trace[i]
+		if r.kind == trSwitch && r.t > from && r.t <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// traceScanBack bounds traceSwitchIn's scan: far more than an epoch.
+const traceScanBack = 100_000 // ns
 
 // traceWakeup is the sched_wakeup (ttwu_do_activate()) and
 // sched_wakeup_new (wake_up_new_task()) tracepoint on this CPU. A wakeup
@@ -282,6 +383,17 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	}
 	st := &rq.sim.tracer.cpu[rq.cpu]
 	r := traceRec{t: rq.now, kind: kind, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: rq.curr}, task: p, cpu: rq.cpu}
+	if kind == trWakeupNew && p.parent != nil {
+		// kernel_clone() in the parent, on its CPU:
+		// sched_process_fork after copy_process(), then
+		// wake_up_new_task()'s sched_wakeup_new under p->pi_lock and
+		// the child's rq lock. Simplified: the parent is not a task
+		// of the run, so its CPU may be running another task then.
+		st.foreign = append(st.foreign,
+			foreignRec{p.parent.CPU, traceRec{t: rq.now, kind: trFork, ctx: traceWho{parent: p.parent}, task: p}},
+			foreignRec{p.parent.CPU, traceRec{t: rq.now, kind: trWakeupNew, flags: tfIrqsOff, pc: 2, ctx: traceWho{parent: p.parent}, task: p, cpu: rq.cpu}})
+		return
+	}
 	if kind == trWakeupNew {
 		// pi_lock and the rq lock, need-resched as before wakeup_preempt().
 		r.flags |= rq.needReschedFlags()
@@ -298,7 +410,36 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	default:
 		r.pc = 4
 	}
+	if rq.tun.Schedstats {
+		// enqueue_entity(ENQUEUE_WAKEUP) ->
+		// update_stats_enqueue_sleeper_fair(): the sleep since the
+		// dequeue, before ttwu_do_wakeup()'s tracepoint.
+		sl := r
+		sl.kind, sl.delay = trStatSleep, rq.now-p.sleptAt
+		rq.traceAppend(sl)
+	}
 	st.lastWake = rq.traceAppend(r)
+}
+
+// traceStatWait is fair.c: update_stats_wait_end_fair()'s
+// sched_stat_wait (schedstats on): set_next_entity() ends next's wait
+// in __schedule(), in prev's context, before the switch. The wait is
+// sched_info's (enqueue to arrival), which schedstat's wait_start
+// matches.
+func (rq *RQ) traceStatWait(p *Task, d int64) {
+	if !rq.traceOn() || !rq.tun.Schedstats {
+		return
+	}
+	rq.traceAppend(traceRec{t: rq.now, kind: trStatWait, flags: tfIrqsOff, pc: 2, ctx: traceWho{task: rq.curr}, task: p, delay: d})
+}
+
+// traceProcessExit is kernel/exit.c: do_exit()'s sched_process_exit, in
+// the exiting task's context, preemptible, before its last switch.
+func (rq *RQ) traceProcessExit(p *Task) {
+	if !rq.traceOn() {
+		return
+	}
+	rq.traceAppend(traceRec{t: rq.now, kind: trProcessExit, ctx: traceWho{task: p}, task: p})
 }
 
 // traceWakeupDone gives the last sched_wakeup the need-resched state after
@@ -311,6 +452,14 @@ func (rq *RQ) traceWakeupDone() {
 	if st.lastWake >= 0 {
 		rq.trace[st.lastWake].flags |= rq.needReschedFlags()
 		st.lastWake = -1
+	}
+}
+
+// traceAffinityMove notes where migration_cpu_stop() moves curr; its
+// switch out logs the move (traceSwitch).
+func (rq *RQ) traceAffinityMove(dst int) {
+	if rq.sim.tracer != nil {
+		rq.sim.tracer.cpu[rq.cpu].affinityDst = dst
 	}
 }
 
@@ -335,10 +484,25 @@ func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
 		return
 	}
 	fl, pc := uint8(tfIrqsOff|tfSoftirq), uint8(1)
+	ctx, pre := traceWho{task: actor.curr}, false
 	if newidle {
 		fl, pc = tfIrqsOff, 2
+		// sched_balance_newidle() runs inside __schedule(), in the
+		// task going to sleep, before the switch: the model balances
+		// at the barrier, after its switch to idle, so the pull is
+		// logged at that switch, ahead of it, in its prev's context.
+		for i := len(actor.trace) - 1; i >= 0; i-- {
+			r := &actor.trace[i]
+			if r.t < s.epochStart {
+				break
+			}
+			if r.kind == trSwitch && r.next.task == nil && !r.next.stopper && r.ctx.task != nil && !r.pending {
+				t, ctx, pre = r.t, r.ctx, true
+				break
+			}
+		}
 	}
-	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, ctx: traceWho{task: actor.curr}, task: p, cpu: src, dest: dst})
+	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, pre: pre, ctx: ctx, task: p, cpu: src, dest: dst})
 }
 
 // traceActiveBalance records active balancing on src: the stopper
@@ -383,6 +547,30 @@ func (tr *tracer) sample(s *Sim, stall []int64) {
 	tr.prev = cur
 }
 
+// isProcess reports whether p is a process of its own (its group
+// leader, reaped by its parent's wait()), not a thread of a process: a
+// task whose address space no other task shares. Simplified: a task with
+// no modeled mm (TaskSpec.MM 0) counts as a thread, as the tools that
+// leave it unset (schbench, rt-app, hopper) run pthreads.
+func (p *Task) isProcess() bool {
+	if p.mm == 0 {
+		return false
+	}
+	for _, t := range p.sim.tasks {
+		if t != p && t.mm == p.mm {
+			return false
+		}
+	}
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func taskPrio(p *Task) int { return 120 + p.Nice }
 
 // taskComm is p->comm: at most TASK_COMM_LEN-1 (15) bytes.
@@ -400,6 +588,8 @@ func (w traceWho) who(cpu int) (comm string, pid, prio int) {
 		return taskComm(w.task), w.task.PID, taskPrio(w.task)
 	case w.stopper:
 		return fmt.Sprintf("migration/%d", cpu), stopperPID(cpu), 0
+	case w.parent != nil:
+		return w.parent.Comm[:min(len(w.parent.Comm), 15)], w.parent.PID, 120
 	}
 	return fmt.Sprintf("swapper/%d", cpu), 0, 120
 }
@@ -408,9 +598,10 @@ func (w traceWho) who(cpu int) (comm string, pid, prio int) {
 // (include/linux/sched.h: TASK_REPORT bits, TASK_REPORT_MAX for a
 // preemption).
 const (
-	reportSleeping  = 0x0001 // TASK_INTERRUPTIBLE, "S"
-	reportExitDead  = 0x0010 // EXIT_DEAD, "X"
-	reportPreempted = 0x0100 // TASK_REPORT_MAX, "R+"
+	reportSleeping   = 0x0001 // TASK_INTERRUPTIBLE, "S"
+	reportExitDead   = 0x0010 // EXIT_DEAD, "X"
+	reportExitZombie = 0x0020 // EXIT_ZOMBIE, "Z"
+	reportPreempted  = 0x0100 // TASK_REPORT_MAX, "R+"
 )
 
 // prevStateReport is the prev_state field of a switch.
@@ -420,9 +611,13 @@ func (r *traceRec) prevStateReport() int64 {
 		return 0 // the idle task is always runnable: "R"
 	case r.prevState == TaskSleeping:
 		return reportSleeping
+	case r.prevState == TaskDead && r.zombie:
+		// do_task_dead() after exit_notify(): a process its parent
+		// waits for is EXIT_ZOMBIE.
+		return reportExitZombie
 	case r.prevState == TaskDead:
-		// do_task_dead(): TASK_DEAD with exit_state EXIT_DEAD (a thread
-		// reaped at once; a process its parent waits for would be Z).
+		// exit_notify(): a thread (not the group leader) is reaped at
+		// once, EXIT_DEAD.
 		return reportExitDead
 	}
 	return reportPreempted
@@ -437,6 +632,8 @@ func prevStateText(v int64) string {
 		return "S"
 	case reportExitDead:
 		return "X"
+	case reportExitZombie:
+		return "Z"
 	}
 	return "R+"
 }
@@ -488,13 +685,26 @@ func (s *Sim) traceRecords(cpu int) []*traceRec {
 			out = append(out, r)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *traceRec) int { return cmp.Compare(a.t, b.t) })
+	for c := range s.tracer.cpu {
+		for i := range s.tracer.cpu[c].foreign {
+			if f := &s.tracer.cpu[c].foreign[i]; f.cpu == cpu {
+				out = append(out, &f.rec)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *traceRec) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(b2i(!a.pre), b2i(!b.pre))
+	})
 	return out
 }
 
 // traceName is the event's tracepoint name.
 func (k traceKind) traceName() string {
-	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task"}[k]
+	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
+		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep", "sched_process_fork"}[k]
 }
 
 // ftraceFields prints the event's fields as its print fmt does.
@@ -507,6 +717,13 @@ func (r *traceRec) ftraceFields(cpu int) string {
 			pc, pp, pprio, prevStateText(r.prevStateReport()), nc, np, nprio)
 	case trMigrate:
 		return fmt.Sprintf("comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu, r.dest)
+	case trProcessExit:
+		return fmt.Sprintf("comm=%s pid=%d prio=%d", taskComm(r.task), r.task.PID, taskPrio(r.task))
+	case trStatWait, trStatSleep:
+		return fmt.Sprintf("comm=%s pid=%d delay=%d [ns]", taskComm(r.task), r.task.PID, r.delay)
+	case trFork:
+		pc, pp, _ := r.ctx.who(cpu)
+		return fmt.Sprintf("comm=%s pid=%d child_comm=%s child_pid=%d", pc, pp, taskComm(r.task), r.task.PID)
 	}
 	return fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu)
 }

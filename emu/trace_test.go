@@ -3,6 +3,7 @@ package emu
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,9 +51,11 @@ func TestFtraceFormat(t *testing.T) {
 		"prev_state=R+ ==> ",
 		"sched_switch: prev_comm=short prev_pid=1004 prev_prio=120 prev_state=X ==> ",
 		// the waker's context: the waker, or the timer interrupt in
-		// whatever task runs (hog2 on CPU 0), irqs off in ttwu
+		// whatever task runs (hog2 on CPU 0), irqs off in ttwu;
+		// target_cpu is task_cpu(p) before select_task_rq()
 		"waker-1001    [002] d..3.     0.001121: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=001",
-		"hog2-1003    [000] d.h2.     0.000303: sched_waking: comm=waker pid=1001 prio=120 target_cpu=002",
+		"hog2-1003    [000] d.h2.     0.000303: sched_waking: comm=waker pid=1001 prio=120 target_cpu=000",
+		"hog2-1003    [000] d.h2.     0.000304: sched_migrate_task: comm=waker pid=1001 prio=120 orig_cpu=0 dest_cpu=2",
 		// the wake-list drain in the polling idle loop, need-resched set
 		"<idle>-0       [002] dN.2.     0.000310: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
 	} {
@@ -139,5 +142,90 @@ func TestChromeCounters(t *testing.T) {
 	// period in which anything happened).
 	if cpu0 < 8 || cpu0 > 11 || tg != cpu0 {
 		t.Errorf("cpu0 samples %d, tg samples %d; want ~10 each", cpu0, tg)
+	}
+}
+
+// A signal between the wait's check and __schedule()'s dequeue is
+// ttwu_runnable(): the trace shows the sender's sched_waking and
+// sched_wakeup (ttwu_do_wakeup()) of the receiver, target_cpu its CPU,
+// in the sender's context, and no switch out of the receiver.
+func TestTraceTTWURunnable(t *testing.T) {
+	run := func(signalAt int64) (*Sim, *RQ) {
+		s := newSim(t, "hikey-8", "v6.6-eevdf")
+		s.EnableTrace(2*ms, 0)
+		r := mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(98*us), Block(), Run(10*ms))})
+		step := 0
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
+			if step++; step == 1 {
+				return Run(signalAt)
+			} else if step == 2 {
+				return Action{Op: ActSignal, Sem: r.sem}
+			}
+			return Block()
+		})})
+		s.Run(2 * ms)
+		return s, s.cpus[2]
+	}
+	found := false
+	for d := int64(95 * us); d <= 101*us && !found; d += 25 {
+		s, sender := run(d)
+		if sender.Stats.RacedRunnable != 1 {
+			continue
+		}
+		found = true
+		var b bytes.Buffer
+		if err := s.WriteFtrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		for _, want := range []string{
+			"sender-1001    [002] d..3.", "sched_waking: comm=receiver pid=1000 prio=120 target_cpu=001",
+			"sender-1001    [002] d..4.", "sched_wakeup: comm=receiver pid=1000 prio=120 target_cpu=001",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("signal at %d ns: no %q in\n%s", d, want, text)
+			}
+		}
+		if strings.Contains(text, "prev_comm=receiver") {
+			t.Errorf("signal at %d ns: the receiver switched out:\n%s", d, text)
+		}
+	}
+	if !found {
+		t.Fatal("no signal time gave a ttwu_runnable(): the scenario no longer covers it")
+	}
+}
+
+// sched_stat_wait and sched_stat_sleep are schedstat tracepoints: logged
+// only with kernel.sched_schedstats on (schedstat_enabled()), the rest
+// the same.
+func TestTraceStatEventsNeedSchedstats(t *testing.T) {
+	text := func(sched string) string {
+		s := newSimSched(t, "hikey-8", "v6.6-eevdf", sched)
+		s.EnableTrace(5*ms, 0)
+		mixedWorkload(t, s)
+		s.Run(5 * ms)
+		var b bytes.Buffer
+		if err := s.WriteFtrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	on, off := text(""), text("sched_schedstats=0")
+	if !strings.Contains(on, ": sched_stat_wait: ") || !strings.Contains(on, ": sched_stat_sleep: ") {
+		t.Error("schedstats on: no sched_stat_wait or sched_stat_sleep")
+	}
+	if strings.Contains(off, "sched_stat_") {
+		t.Error("schedstats off: sched_stat_ events logged")
+	}
+	var rest []string
+	for _, l := range strings.Split(on, "\n") {
+		if !strings.Contains(l, "sched_stat_") && !strings.HasPrefix(l, "# entries") {
+			rest = append(rest, l)
+		}
+	}
+	offLines := strings.Split(off, "\n")
+	offLines = slices.DeleteFunc(offLines, func(l string) bool { return strings.HasPrefix(l, "# entries") })
+	if !slices.Equal(rest, offLines) {
+		t.Error("schedstats changes the other events")
 	}
 }

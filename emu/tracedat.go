@@ -73,7 +73,18 @@ var datEvents = []datEvent{
 	{trWakeupNew, 307, datWakeupFields, datWakeupPrint},
 	{trWakeup, 308, datWakeupFields, datWakeupPrint},
 	{trWaking, 309, datWakeupFields, datWakeupPrint},
+	{trProcessExit, 310, []datField{{"char comm[16]", 16, false}, {"pid_t pid", 4, true}, {"int prio", 4, true}},
+		`"comm=%s pid=%d prio=%d", REC->comm, REC->pid, REC->prio`},
+	{trStatWait, 311, datStatFields, datStatPrint},
+	{trStatSleep, 312, datStatFields, datStatPrint},
+	{trFork, 313, []datField{{"char parent_comm[16]", 16, false}, {"pid_t parent_pid", 4, true}, {"char child_comm[16]", 16, false}, {"pid_t child_pid", 4, true}},
+		`"comm=%s pid=%d child_comm=%s child_pid=%d", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid`},
 }
+
+// sched_stat_template: the u64 is 8-aligned (offset 32).
+var datStatFields = []datField{{"char comm[16]", 16, false}, {"pid_t pid", 4, true}, {"u64 delay", 8, false}}
+
+const datStatPrint = `"comm=%s pid=%d delay=%Lu [ns]", REC->comm, REC->pid, (unsigned long long)REC->delay`
 
 // format is the event's tracefs format file.
 func (e *datEvent) format() string {
@@ -82,6 +93,7 @@ func (e *datEvent) format() string {
 	off := 0
 	put := func(fs []datField) {
 		for _, f := range fs {
+			off = datAlign(off, f.size)
 			sg := 0
 			if f.signed {
 				sg = 1
@@ -95,6 +107,15 @@ func (e *datEvent) format() string {
 	put(e.fields)
 	fmt.Fprintf(&b, "\nprint fmt: %s\n", e.print)
 	return b.String()
+}
+
+// datAlign places a field of size n at its natural alignment (a u64 on
+// 8 bytes), as the compiler lays out the event's struct.
+func datAlign(off, n int) int {
+	if n == 8 {
+		return (off + 7) &^ 7
+	}
+	return off
 }
 
 // datHeaderPage is events/header_page (ring_buffer_print_page_header()).
@@ -133,6 +154,21 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 	}
 	i32 := func(v int) { b = le.AppendUint32(b, uint32(int32(v))) }
 	switch r.kind {
+	case trFork:
+		pc, pp, _ := r.ctx.who(cpu)
+		comm(pc)
+		i32(pp)
+		comm(taskComm(r.task))
+		i32(r.task.PID)
+	case trProcessExit:
+		comm(taskComm(r.task))
+		i32(r.task.PID)
+		i32(taskPrio(r.task))
+	case trStatWait, trStatSleep:
+		comm(taskComm(r.task))
+		i32(r.task.PID)
+		b = append(b, 0, 0, 0, 0) // to the u64's offset, 32
+		b = le.AppendUint64(b, uint64(r.delay))
 	case trSwitch:
 		pc, pp, pprio := r.ctx.who(cpu)
 		nc, np, nprio := r.next.who(cpu)
@@ -153,6 +189,52 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 		}
 	}
 	return b
+}
+
+// trace-cmd's option IDs (trace-cmd-private.h: TRACECMD_OPTION_*).
+const (
+	datOptTraceClock = 4
+	datOptUname      = 5
+)
+
+// datClock is the kernel's default trace clock, trace_clock_local(): the
+// model's virtual nanoseconds stand for it.
+const datClock = "local"
+
+// datTraceClock is tracefs' trace_clock file of the modeled kernel
+// (kernel/trace/trace.c: trace_clocks[], then ARCH_TRACE_CLOCKS), the
+// current one in brackets.
+func (s *Sim) datTraceClock() string {
+	c := "[" + datClock + "] global counter uptime perf mono mono_raw boot tai"
+	if s.m.Arch == "x86_64" {
+		c += " x86-tsc"
+	}
+	return c + " \n"
+}
+
+// datUname is trace-cmd record's add_uname(): "sysname nodename release
+// machine". Simplified: the nodename is the machine preset's name and the
+// release the modeled kernel's version, from its feature set.
+func (s *Sim) datUname() string {
+	arch := s.m.Arch
+	if arch == "arm64" {
+		arch = "aarch64" // utsname.machine
+	}
+	return fmt.Sprintf("Linux %s %s %s", s.m.Name, s.kernelRelease(), arch)
+}
+
+// kernelRelease names the modeled kernel version by the features only it
+// has (features.go: Profiles).
+func (s *Sim) kernelRelease() string {
+	switch {
+	case s.feat.Has(TG_LOAD_RATELIMIT):
+		return "6.7.0"
+	case s.feat.Has(EEVDF):
+		return "6.6.0"
+	case s.feat.Has(SIS_UTIL):
+		return "6.5.0"
+	}
+	return "5.15.0"
 }
 
 // datCPUStream encodes records as ring-buffer pages: each page starts at
@@ -237,6 +319,9 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u32(0) // printk formats
 	// saved_cmdlines: every task, and each CPU's stopper.
 	var cmd strings.Builder
+	for _, p := range s.parents {
+		fmt.Fprintf(&cmd, "%d %s\n", p.PID, p.Comm[:min(len(p.Comm), 15)])
+	}
 	for _, t := range s.tasks {
 		fmt.Fprintf(&cmd, "%d %s\n", t.PID, taskComm(t))
 	}
@@ -248,14 +333,31 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u64(cmd.Len())
 	h.WriteString(cmd.String())
 	u32(len(s.cpus))
+	// Options (trace-cmd record's add_options()): TRACECLOCK with the
+	// trace_clock file, UNAME; then DONE.
+	clocks, uname := s.datTraceClock(), s.datUname()
+	h.WriteString("options  \x00")
+	opt := func(id int, v string) {
+		h.Write(le.AppendUint16(nil, uint16(id)))
+		u32(len(v) + 1)
+		h.WriteString(v + "\x00")
+	}
+	opt(datOptTraceClock, clocks)
+	opt(datOptUname, uname)
+	h.Write(le.AppendUint16(nil, 0))
 	h.WriteString("flyrecord\x00")
-	off := h.Len() + 16*len(s.cpus)
+	// v6 keeps the selected clock after the CPU offsets (trace-output.c:
+	// save_clock(): u64 length, "[local]").
+	clock := "[" + datClock + "]"
+	off := h.Len() + 16*len(s.cpus) + 8 + len(clock)
 	off = (off + datPageSize - 1) / datPageSize * datPageSize
 	for _, st := range streams {
 		u64(off)
 		u64(len(st))
 		off += len(st)
 	}
+	u64(len(clock))
+	h.WriteString(clock)
 	bw := bufio.NewWriter(w)
 	bw.Write(h.Bytes())
 	bw.Write(make([]byte, (datPageSize-h.Len()%datPageSize)%datPageSize))

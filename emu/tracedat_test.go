@@ -89,11 +89,43 @@ func TestTraceDatLayout(t *testing.T) {
 	if fly < 0 || !bytes.Contains(b[:fly], []byte("name: sched_waking\nID: 309\n")) || !bytes.Contains(b[:fly], []byte("header_page\x00")) {
 		t.Fatal("header sections missing")
 	}
-	ncpu := int(le.Uint32(b[fly-4:]))
+	// The options section (trace-cmd's "No tracing clock saved" without
+	// TRACECLOCK), then the flyrecord offsets and the v6 clock after them.
+	opts := bytes.Index(b, []byte("options  \x00"))
+	if opts < 0 || opts > fly {
+		t.Fatal("no options section before flyrecord")
+	}
+	ncpu := int(le.Uint32(b[opts-4:]))
 	if ncpu != len(s.cpus) {
 		t.Fatalf("%d CPUs in the file, %d modeled", ncpu, len(s.cpus))
 	}
-	ids := map[uint16]bool{305: true, 306: true, 307: true, 308: true, 309: true}
+	got := map[uint16]string{}
+	for q := opts + 10; ; {
+		id := le.Uint16(b[q:])
+		if id == 0 {
+			if q+2 != fly {
+				t.Fatalf("options end at %d, flyrecord at %d", q+2, fly)
+			}
+			break
+		}
+		n := int(le.Uint32(b[q+2:]))
+		got[id] = string(b[q+6 : q+6+n])
+		q += 6 + n
+	}
+	if c := got[datOptTraceClock]; !strings.HasPrefix(c, "[local] global") {
+		t.Errorf("TRACECLOCK option %q", c)
+	}
+	if u := got[datOptUname]; u != "Linux hikey-8 6.6.0 aarch64\x00" {
+		t.Errorf("UNAME option %q", u)
+	}
+	clk := fly + 10 + 16*ncpu
+	if n := int(le.Uint64(b[clk:])); string(b[clk+8:clk+8+n]) != "[local]" {
+		t.Errorf("clock after the CPU offsets: %q", b[clk+8:clk+8+n])
+	}
+	ids := map[uint16]bool{}
+	for _, e := range datEvents {
+		ids[uint16(e.id)] = true
+	}
 	for cpu := 0; cpu < ncpu; cpu++ {
 		off := int(le.Uint64(b[fly+10+16*cpu:]))
 		size := int(le.Uint64(b[fly+18+16*cpu:]))

@@ -503,7 +503,10 @@ func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
 	}
 	rq.activateTask(p, flags)
 	p.setState(TaskRunnable)
-	rq.traceWakeup(p, trWakeup)
+	if wakeFlags&wfAffinity == 0 {
+		// move_queued_task()'s activate_task() logs no wakeup.
+		rq.traceWakeup(p, trWakeup)
+	}
 	rq.wakeupPreempt(p, wakeFlags)
 	rq.updateAvgIdle()
 }

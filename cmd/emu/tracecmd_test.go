@@ -109,6 +109,14 @@ func TestTraceCmdReport(t *testing.T) {
 		t.Fatalf("trace-cmd report: %v\n%s", err, out)
 	}
 	got := parseTraceLines(t, string(out), reportLine)
+	// trace-cmd dump --clock says "No tracing clock saved in the file"
+	// without the TRACECLOCK option; report --uname prints UNAME.
+	if d, err := exec.Command(tc, "dump", "--clock", "-i", dat).CombinedOutput(); err != nil || !strings.Contains(string(d), "[local]") {
+		t.Errorf("trace-cmd dump --clock: %v\n%s", err, d)
+	}
+	if u, err := exec.Command(tc, "report", "--uname", dat).CombinedOutput(); err != nil || !strings.Contains(string(u), "Linux hikey-8 6.6.0 aarch64") {
+		t.Errorf("trace-cmd report --uname: %v\n%s", err, u)
+	}
 	b, err := os.ReadFile(txt)
 	if err != nil {
 		t.Fatal(err)
