@@ -102,6 +102,13 @@ func (rq *RQ) costAs(sym Symbol, op hwmodel.KernelOp) {
 // before the log's last entry (work done at a barrier).
 func (rq *RQ) logNow() int64 { return max(rq.now, rq.log.Last()) }
 
+// stampAt is the time to stamp an access this CPU makes for an event at
+// t, found at a barrier: t, never past the clock (a wakeup the barrier
+// completes for a waker, ttwuRaced, may be timed at the wakee's
+// switch-out, later than the waker has got) nor before the log's last
+// entry.
+func (rq *RQ) stampAt(t int64) int64 { return max(min(t, rq.now), rq.log.Last()) }
+
 // postOrApply posts a cross-CPU change, or applies it at once when the
 // barrier is running on this CPU's behalf.
 func (rq *RQ) postOrApply(op remoteOp) {

@@ -54,7 +54,7 @@ func (s *Sim) setTaskCPUFrom(p *Task, dst int, actor *RQ, t int64) {
 		// load_avg ____cacheline_aligned, then rt_se, rt_rq): the
 		// migrating CPU (the waker, or the balancer) pays a read of
 		// the line every CPU of the group keeps writing.
-		p.group.loadAvg.Load(actor.log, max(t, actor.log.Last()), actor.site(SymSetTaskCPU))
+		p.group.loadAvg.Load(actor.log, actor.stampAt(t), actor.site(SymSetTaskCPU))
 		actor.Stats.TgLineRTReads++
 	}
 	s.setTaskRQ(p, dst)
@@ -69,11 +69,7 @@ func (rq *RQ) removeEntityLoadAvg(se *SchedEntity, actor *RQ, t int64) {
 	// update (read locklessly in the kernel).
 	pelt.UpdateBlockedSE(cfs.avg.LastUpdateTime, &se.Avg, se.weightDown())
 	cfs.removedModel.Add(&se.Avg)
-	// On the actor's log, never past its clock: a wakeup the barrier
-	// completes for a waker (ttwuRaced) may be timed at the wakee's
-	// switch-out, later than the waker has got.
-	t = max(min(t, actor.now), actor.log.Last())
-	cfs.removed.Add(actor.log, t, actor.site(SymRemoveEntityLoadAvg), se.Avg.LoadAvg, se.Avg.UtilAvg, se.Avg.RunnableAvg)
+	cfs.removed.Add(actor.log, actor.stampAt(t), actor.site(SymRemoveEntityLoadAvg), se.Avg.LoadAvg, se.Avg.UtilAvg, se.Avg.RunnableAvg)
 }
 
 // moveQueuedTask is fair.c: detach_task() + attach_task(): a runnable

@@ -154,7 +154,7 @@ func (s *sweep) count() (n int, ok bool) {
 // only in combination with another axis's then fails at its point).
 func (s *sweep) validate() error {
 	for _, f := range s.features {
-		if _, _, err := parseFeatureFlag("-features", f); err != nil {
+		if _, _, _, err := parseKernelFlag("-features", f, nil); err != nil {
 			return err
 		}
 	}
