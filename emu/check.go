@@ -38,7 +38,19 @@ func (s *Sim) check() {
 				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but neither in the tree nor its queue's curr", t, t.cpu))
 			}
 			nr[t.cpu]++
-		case TaskSleeping, TaskDead, TaskNew, TaskWaking:
+		case TaskSleeping, TaskWaking:
+			if t.se.SchedDelayed {
+				// v6.12 DELAY_DEQUEUE: asleep (or being woken) but
+				// still queued, in the tree, and counted.
+				if !t.se.OnRQ || !t.se.InTree() || rq.curr == t || t.se.cfsRq != t.group.cfsRq[t.cpu] {
+					panic(fmt.Sprintf("emu: check: task %v is %v and sched_delayed but on_rq=%t in_tree=%t curr=%t (CPU %d)",
+						t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))
+				}
+				nr[t.cpu]++
+				continue
+			}
+			fallthrough
+		case TaskDead, TaskNew:
 			if t.se.OnRQ || t.se.InTree() || rq.curr == t {
 				panic(fmt.Sprintf("emu: check: task %v is %v but on_rq=%t in_tree=%t curr=%t (CPU %d)",
 					t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))

@@ -46,10 +46,15 @@ type RQStats struct {
 	// still on_cpu (ttwuRaced).
 	RacedWakeups  int64
 	RacedRunnable int64
-	RemoteLockAcq int64 // remote rq-lock acquisitions
-	IPIsSent      int64 // IPIs this CPU sent (wake-list and ILB kicks)
-	IPIsReceived  int64 // IPIs it received
-	ILBKicks      int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
+	// DelayedWakeups are this CPU's wakeups of a task still queued,
+	// sched_delayed (v6.12 ttwu_runnable() with ENQUEUE_DELAYED);
+	// DelayedDequeues the delayed tasks its picks dequeued.
+	DelayedWakeups  int64
+	DelayedDequeues int64
+	RemoteLockAcq   int64 // remote rq-lock acquisitions
+	IPIsSent        int64 // IPIs this CPU sent (wake-list and ILB kicks)
+	IPIsReceived    int64 // IPIs it received
+	ILBKicks        int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
 
 	fracNS float64 // sub-ns costs not yet charged
 }
