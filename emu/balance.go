@@ -964,6 +964,11 @@ func (src *RQ) canMigrateTask(p *Task, r *pullReq, dst *RQ) (ok, hot bool) {
 	if src.curr == p {
 		return false, false
 	}
+	if p.se.SchedDelayed {
+		// Simplified (delayed.go): v6.12 migrates a delayed task,
+		// still delayed; the model leaves it to its pick or wakeup.
+		return false, false
+	}
 	h := src.taskHot(p, r.sd, dst)
 	if !h || r.sd.nrBalanceFailed > r.sd.CacheNiceTries {
 		return true, h

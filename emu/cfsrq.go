@@ -16,7 +16,8 @@ type CfsRq struct {
 	q *eevdf.Queue
 
 	load       eevdf.LoadWeight // cfs_rq->load
-	hNrRunning int              // h_nr_running
+	hNrRunning int              // h_nr_running (delayed tasks included)
+	hNrDelayed int              // h_nr_delayed (v6.12 DELAY_DEQUEUE, 6.12.y)
 
 	avg  pelt.Avg         // cfs_rq->avg
 	prop pelt.Propagation // propagate + prop_runnable_sum

@@ -19,6 +19,7 @@ import (
 func (s *Sim) check() {
 	s.checkSnapCounts()
 	nr := make([]int, len(s.cpus))
+	delayed := make([]int, len(s.cpus))
 	for _, t := range s.tasks {
 		rq := s.cpus[t.cpu]
 		switch t.state {
@@ -38,7 +39,20 @@ func (s *Sim) check() {
 				panic(fmt.Sprintf("emu: check: task %v runnable on CPU %d but neither in the tree nor its queue's curr", t, t.cpu))
 			}
 			nr[t.cpu]++
-		case TaskSleeping, TaskDead, TaskNew, TaskWaking:
+		case TaskSleeping, TaskWaking:
+			if t.se.SchedDelayed {
+				// v6.12 DELAY_DEQUEUE: asleep (or being woken) but
+				// still queued, in the tree, and counted.
+				if !t.se.OnRQ || !t.se.InTree() || rq.curr == t || t.se.cfsRq != t.group.cfsRq[t.cpu] {
+					panic(fmt.Sprintf("emu: check: task %v is %v and sched_delayed but on_rq=%t in_tree=%t curr=%t (CPU %d)",
+						t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))
+				}
+				nr[t.cpu]++
+				delayed[t.cpu]++
+				continue
+			}
+			fallthrough
+		case TaskDead, TaskNew:
 			if t.se.OnRQ || t.se.InTree() || rq.curr == t {
 				panic(fmt.Sprintf("emu: check: task %v is %v but on_rq=%t in_tree=%t curr=%t (CPU %d)",
 					t, t.state, t.se.OnRQ, t.se.InTree(), rq.curr == t, t.cpu))
@@ -51,6 +65,9 @@ func (s *Sim) check() {
 		if rq.nrRunning != nr[cpu] || rq.cfs.hNrRunning != nr[cpu] {
 			panic(fmt.Sprintf("emu: check: CPU %d: nr_running %d, h_nr_running %d, but %d tasks are runnable or running there",
 				cpu, rq.nrRunning, rq.cfs.hNrRunning, nr[cpu]))
+		}
+		if rq.cfs.hNrDelayed != delayed[cpu] {
+			panic(fmt.Sprintf("emu: check: CPU %d: h_nr_delayed %d, but %d tasks there are sched_delayed", cpu, rq.cfs.hNrDelayed, delayed[cpu]))
 		}
 		if int(rq.lock.NrRunningValue()) != rq.nrRunning {
 			panic(fmt.Sprintf("emu: check: CPU %d: rq line nr_running %d != %d", cpu, rq.lock.NrRunningValue(), rq.nrRunning))

@@ -2,14 +2,17 @@ package emu
 
 // Flags of enqueue_task()/dequeue_task() (kernel/sched/sched.h).
 const (
-	enqueueWakeup   = 0x01 // ENQUEUE_WAKEUP
-	enqueueRestore  = 0x02 // ENQUEUE_RESTORE
-	enqueueMigrated = 0x40 // ENQUEUE_MIGRATED
-	enqueueInitial  = 0x80 // ENQUEUE_INITIAL
+	enqueueWakeup   = 0x01  // ENQUEUE_WAKEUP
+	enqueueRestore  = 0x02  // ENQUEUE_RESTORE
+	enqueueMigrated = 0x40  // ENQUEUE_MIGRATED
+	enqueueInitial  = 0x80  // ENQUEUE_INITIAL
+	enqueueDelayed  = 0x200 // ENQUEUE_DELAYED (v6.12)
 
-	dequeueSleep = 0x01 // DEQUEUE_SLEEP
-	dequeueSave  = 0x02 // DEQUEUE_SAVE
-	dequeueMove  = 0x04 // DEQUEUE_MOVE
+	dequeueSleep   = 0x01  // DEQUEUE_SLEEP
+	dequeueSave    = 0x02  // DEQUEUE_SAVE
+	dequeueMove    = 0x04  // DEQUEUE_MOVE
+	dequeueSpecial = 0x10  // DEQUEUE_SPECIAL (v6.12): never delayed
+	dequeueDelayed = 0x200 // DEQUEUE_DELAYED (v6.12)
 )
 
 // Flags of update_load_avg() (fair.c).

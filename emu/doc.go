@@ -20,6 +20,40 @@
 // v5.15/v6.5 CFS are modeled; the EEVDF feature selects between them, and
 // every other switch has its kernel name (features.go, `emu features`).
 //
+// # The current kernel: v6.11-eevdf and v6.12-eevdf
+//
+// What changed in fair.c from v6.6 to v6.12 and moves hackbench, netperf
+// or schbench, read in a 6.12.y tree (kernel/sched/fair.c, core.c,
+// features.h), and what the model does with it:
+//
+//	change (version)                        model                     where
+//	DELAY_DEQUEUE, DELAY_ZERO (v6.12)       modeled, task entities    delayed.go, fair.go
+//	  dequeue_entities(), set/clear_delayed(), requeue_delayed_entity(),
+//	  pick_next_entity()'s DEQUEUE_DELAYED, finish_delayed_dequeue_entity()
+//	  delayed group entities                no: dequeued at once      delayed.go
+//	  migrating a delayed task (LB)         no: not migrated          balance.go canMigrateTask
+//	  h_nr_delayed in PELT runnable         yes (6.12.y backport)     loadavg.go, group.go
+//	  rq->nr_running with delayed tasks     yes (select, LB see it)   fair.go
+//	ttwu_runnable() of a delayed task       yes: no select, requeue   ttwurunnable.go
+//	PREEMPT_SHORT (85e511df3c, v6.12-rc1)   yes                       preemptshort.go
+//	update_curr() resched: rq vs cfs_rq     RESCHED_RQ_NR_RUNNING     preemptshort.go
+//	per-task slice, custom_slice (v6.12)    yes (TaskSpec.Slice)      sim.go, eevdf/lag.go
+//	  slice propagation to group entities   no: base slice            (cfs_rq_min_slice())
+//	PLACE_REL_DEADLINE (v6.12)              yes                       fair.go, eevdf/lag.go
+//	PICK_BUDDY (v6.12)                      yes                       fair.go
+//	RUN_TO_PARITY                           v6.6's, + PREEMPT_SHORT   eevdf/pick.go
+//	deadline-ordered tree, min_vruntime     no: v6.6's search, same   eevdf/pick.go
+//	  augment (v6.8)                          pick except ties
+//	lag clamp, place_entity() lag           unchanged since v6.6      eevdf/lag.go
+//	SIS_PROP removed (v6.7)                 never on in EEVDF         select.go
+//	NEXT_BUDDY                              off (as in v6.6-v6.12)    -
+//	uclamp_rq_inc/dec order (v6.12)         v6.6's                    core.go
+//	util_est_update() before the dequeue    v6.6's order              fair.go
+//	sched_ext, the fair dl_server (v6.12)   no (fair class only)      -
+//
+// v6.11-eevdf is tip's sched/core before 85e511df3c (the lkp rows on
+// v6.11 tip): the v6.12 set without PREEMPT_SHORT.
+//
 // A task runs a Program: compute for a while, sleep, block until woken,
 // wake another task, yield, exit. Compute is user time; everything else is
 // kernel work whose base cost comes from the machine preset

@@ -120,6 +120,18 @@ func TestDriversAgree(t *testing.T) {
 		if !bytes.Equal(serial, par) {
 			t.Errorf("%s v5.19-cfs: serial and parallel differ:\n%s", topo, firstDiff(serial, par))
 		}
+		// The current-kernel profiles: delayed dequeue, its
+		// ttwu_runnable() wakeups at barriers, PREEMPT_SHORT.
+		for _, k := range []string{"v6.11-eevdf", "v6.12-eevdf"} {
+			serial := runDriverKernel(t, m, k, "serial", 1, dur)
+			par := runDriverKernel(t, m, k, "parallel", 1, dur)
+			if !bytes.Equal(serial, par) {
+				t.Errorf("%s %s: serial and parallel differ:\n%s", topo, k, firstDiff(serial, par))
+			}
+			if bytes.Equal(seed1, serial) {
+				t.Errorf("%s: %s gave v6.6-eevdf's bytes", topo, k)
+			}
+		}
 	}
 }
 

@@ -49,6 +49,9 @@ func (se *SchedEntity) weightDown() uint64 { return eevdf.ScaleLoadDown(se.Load.
 
 // runnable is se_runnable(se).
 func (se *SchedEntity) runnable() uint64 {
+	if se.SchedDelayed { // 6.12.y: a delayed entity is not runnable
+		return 0
+	}
 	if se.isTask() {
 		if se.OnRQ {
 			return 1

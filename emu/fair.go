@@ -27,6 +27,10 @@ func (rq *RQ) updateCurr(cfs *CfsRq) {
 	curr.ExecStart = now
 	curr.SumExecRuntime += uint64(delta)
 	curr.Vruntime += eevdf.CalcDeltaFair(uint64(delta), &curr.Entity)
+	if rq.eevdf() && (rq.feat.Has(PREEMPT_SHORT) || rq.feat.Has(RESCHED_RQ_NR_RUNNING)) {
+		rq.updateCurrResched(cfs, curr)
+		return
+	}
 	if rq.eevdf() {
 		// update_deadline()
 		if cfs.q.UpdateDeadline(&curr.Entity) && cfs.q.NrRunning > 1 {
@@ -194,18 +198,27 @@ func (rq *RQ) schedVslice(cfs *CfsRq, se *SchedEntity) uint64 {
 	return eevdf.CalcDeltaFair(rq.schedSlice(cfs, se), &se.Entity)
 }
 
-// dequeueEntity is fair.c: dequeue_entity().
-func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) {
+// dequeueEntity is fair.c: dequeue_entity(); false when v6.12's
+// DELAY_DEQUEUE keeps se queued (delayEntity).
+func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) bool {
 	action := updateTG
 	if se.isTask() && se.task.state == TaskMigrating {
 		action |= doDetach
 	}
 	rq.updateCurr(cfs)
+	if rq.delayEntity(cfs, se, flags) {
+		return false
+	}
 	rq.updateLoadAvg(cfs, se, action)
 	rq.seUpdateRunnable(se)
 	cfs.clearBuddies(se)
 	if rq.eevdf() {
 		cfs.q.UpdateEntityLag(&se.Entity)
+		if rq.feat.Has(PLACE_REL_DEADLINE) && flags&dequeueSleep == 0 {
+			// v6.12: "se->deadline -= se->vruntime; se->rel_deadline = 1".
+			se.Deadline -= se.Vruntime
+			se.RelDeadline = true
+		}
 	}
 	if se != cfs.curr {
 		rq.updateStatsWaitEnd(se)
@@ -223,6 +236,10 @@ func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) {
 	if flags&(dequeueSave|dequeueMove) != dequeueSave {
 		cfs.q.UpdateMinVruntime()
 	}
+	if flags&dequeueDelayed != 0 {
+		rq.finishDelayedDequeueEntity(se)
+	}
+	return true
 }
 
 // enqueueTaskFair is fair.c: enqueue_task_fair().
@@ -231,6 +248,11 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 	// Add the task's estimated utilization to the root cfs_rq's before
 	// the PELT updates below (schedutil reads it there).
 	rq.utilEstEnqueue(p)
+	if flags&enqueueDelayed != 0 {
+		// v6.12: ttwu_runnable() of a delayed task: still queued.
+		rq.requeueDelayedEntity(&p.se)
+		return
+	}
 	se := &p.se
 	for ; se != nil; se = se.parent {
 		if se.OnRQ {
@@ -251,16 +273,43 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 	rq.addNrRunning(1, SymEnqueueTaskFair)
 }
 
-// dequeueTaskFair is fair.c: dequeue_task_fair().
-func (rq *RQ) dequeueTaskFair(p *Task, flags int) {
+// dequeueTaskFair is fair.c: dequeue_task_fair(); false when the task
+// stays queued, delayed (v6.12: the util_est updates are done either
+// way, here after the dequeue as v6.6 orders them).
+func (rq *RQ) dequeueTaskFair(p *Task, flags int) bool {
 	rq.cost(hwmodel.OpDequeue)
 	taskSleep := flags&dequeueSleep != 0
 	rq.utilEstDequeue(p)
-	se := &p.se
+	done := rq.dequeueEntities(&p.se, flags) > 0
+	rq.utilEstUpdate(p, taskSleep)
+	return done
+}
+
+// dequeueEntities is fair.c: dequeue_entities() (v6.12; v6.6's
+// dequeue_task_fair() loops): dequeue se and the group entities above it
+// left empty; -1 when the task's entity is delayed instead, 1 when done.
+// DEQUEUE_DELAYED finishes a delayed task's dequeue (pick_next_entity()),
+// whose h_nr_delayed the entity's clear_delayed() takes back.
+func (rq *RQ) dequeueEntities(se *SchedEntity, flags int) int {
+	p := se.task
+	taskSleep := flags&dequeueSleep != 0
+	hNr, hDelayed := 0, 0
+	if p != nil {
+		hNr = 1
+		if !taskSleep && flags&dequeueDelayed == 0 && se.SchedDelayed {
+			hDelayed = 1
+		}
+	}
 	for ; se != nil; se = se.parent {
 		cfs := se.cfsRq
-		rq.dequeueEntity(cfs, se, flags)
-		cfs.hNrRunning--
+		if !rq.dequeueEntity(cfs, se, flags) {
+			if p != nil && &p.se == se {
+				return -1
+			}
+			break
+		}
+		cfs.hNrRunning -= hNr
+		cfs.hNrDelayed -= hDelayed
 		// Don't dequeue parent if it has other entities besides us.
 		if cfs.load.Weight != 0 {
 			se = se.parent
@@ -272,16 +321,18 @@ func (rq *RQ) dequeueTaskFair(p *Task, flags int) {
 			break
 		}
 		flags |= dequeueSleep
+		flags &^= dequeueDelayed | dequeueSpecial
 	}
 	for ; se != nil; se = se.parent {
 		cfs := se.cfsRq
 		rq.updateLoadAvg(cfs, se, updateTG)
 		rq.seUpdateRunnable(se)
 		rq.updateCfsGroup(se)
-		cfs.hNrRunning--
+		cfs.hNrRunning -= hNr
+		cfs.hNrDelayed -= hDelayed
 	}
-	rq.addNrRunning(-1, SymDequeueTaskFair)
-	rq.utilEstUpdate(p, taskSleep)
+	rq.addNrRunning(-hNr, SymDequeueTaskFair)
+	return 1
 }
 
 // setNextBuddy is fair.c: set_next_buddy().
@@ -347,7 +398,17 @@ func (rq *RQ) putPrevEntity(cfs *CfsRq, prev *SchedEntity) {
 // CFS's leftmost with the next/last buddies.
 func (rq *RQ) pickNextEntity(cfs *CfsRq, curr *SchedEntity) *SchedEntity {
 	if rq.eevdf() {
-		return seOf(cfs.q.PickEEVDF(rq.feat.Has(RUN_TO_PARITY)))
+		// v6.12 PICK_BUDDY: "Picking the ->next buddy will affect
+		// latency but not fairness."
+		if rq.feat.Has(PICK_BUDDY) && cfs.next != nil && cfs.q.Eligible(&cfs.next.Entity) {
+			return cfs.next
+		}
+		se := seOf(cfs.q.PickEEVDF(rq.feat.Has(RUN_TO_PARITY)))
+		if se.SchedDelayed {
+			rq.dequeueDelayedOnPick(se)
+			return nil
+		}
+		return se
 	}
 	left := seOf(cfs.q.PickFirst())
 	// If curr is set we have to see if its left of the leftmost entity
@@ -404,6 +465,14 @@ func (rq *RQ) pickNextTaskFair(prev *Task) *Task {
 			}
 		}
 		se = rq.pickNextEntity(cfs, curr)
+		if se == nil {
+			// v6.12 pick_task_fair(): a delayed entity was picked and
+			// dequeued; "goto again" from the top.
+			if cfs = rq.cfs; cfs.hNrRunning == 0 {
+				return nil
+			}
+			continue
+		}
 		cfs = se.myQ
 	}
 	if p := se.task; p != prev {
@@ -432,6 +501,9 @@ func (rq *RQ) pickNextTaskFair(prev *Task) *Task {
 	return prev
 
 simple:
+	if rq.feat.Has(DELAY_DEQUEUE) {
+		return rq.pickSimpleDelayed()
+	}
 	for cfs != nil {
 		se = rq.pickNextEntity(cfs, nil)
 		rq.setNextEntity(cfs, se)
@@ -557,6 +629,12 @@ func (rq *RQ) checkPreemptWakeup(p *Task, wakeFlags int) {
 	rq.updateCurr(cfs)
 	preempt := false
 	if rq.eevdf() {
+		// v6.12: "If @p has a shorter slice than current and @p is
+		// eligible, override current's slice protection in order to
+		// allow preemption."
+		if rq.doPreemptShort(cfs, pse, se) && se.Vlag == int64(se.Deadline) {
+			se.Vlag = int64(se.Deadline) + 1
+		}
 		// XXX pick_eevdf(cfs_rq) != se ?
 		preempt = seOf(cfs.q.PickEEVDF(rq.feat.Has(RUN_TO_PARITY))) == pse
 		if preempt && rq.feat.Has(WAKEUP_DEADLINE) {

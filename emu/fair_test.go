@@ -9,7 +9,7 @@ import (
 	"github.com/rqemu/rqemu/emu/eevdf"
 )
 
-var profiles = []string{"v5.15-cfs", "v6.5-cfs", "v6.6-eevdf", "v6.7-eevdf"}
+var profiles = []string{"v5.15-cfs", "v6.5-cfs", "v6.6-eevdf", "v6.7-eevdf", "v6.12-eevdf"}
 
 // TestHogsShare: two nice-0 CPU hogs share one CPU 50/50 within 1% over
 // 1 s, and nice 0 vs nice 5 share ≈ 3:1 (1024:335) by weight, under every

@@ -37,6 +37,12 @@ const (
 	UTIL_EST
 	UTIL_EST_FASTUP
 	RT_GROUP_SCHED
+	DELAY_DEQUEUE
+	DELAY_ZERO
+	PREEMPT_SHORT
+	RESCHED_RQ_NR_RUNNING
+	PICK_BUDDY
+	PLACE_REL_DEADLINE
 	numFeatures
 )
 
@@ -71,6 +77,12 @@ var features = [numFeatures]featureInfo{
 	UTIL_EST:               {"UTIL_EST", "util_est (7f65ea42eb00, v4.17): a task's util_avg at its last sleep and its EWMA; cpu_util() and task_util_est() take the max with util_avg (load balancing, SIS_UTIL)"},
 	UTIL_EST_FASTUP:        {"UTIL_EST_FASTUP", "util_est_update(): the EWMA jumps up to a higher sample and only decays on the way down (b8c96361402a, v5.5; permanent from v6.8)"},
 	RT_GROUP_SCHED:         {"RT_GROUP_SCHED", "CONFIG_RT_GROUP_SCHED: struct task_group's rt_se and rt_rq pointers follow load_avg on its cache line (sched.h, v5.15 to today; Deng Pan's 2023 re-layout was not merged), and set_task_rq() reads them on every migration of a task in a cgroup"},
+	DELAY_DEQUEUE:          {"DELAY_DEQUEUE", "dequeue_entity() (v6.12): a task that sleeps ineligible (negative lag) stays queued, se->sched_delayed, until pick_next_entity() picks it (then dequeue_entities(DEQUEUE_DELAYED)) or a wakeup finds it queued (ttwu_runnable(): requeue_delayed_entity(), no select)"},
+	DELAY_ZERO:             {"DELAY_ZERO", "v6.12: a delayed entity's positive lag is dropped: at its final dequeue (finish_delayed_dequeue_entity()) and, on a requeue, by placing it again at zero lag (requeue_delayed_entity())"},
+	PREEMPT_SHORT:          {"PREEMPT_SHORT", "85e511df3c (v6.12-rc1): a waking entity with a shorter slice, eligible and with an earlier deadline (or curr ineligible), cancels curr's RUN_TO_PARITY protection (check_preempt_wakeup_fair(): do_preempt_short()), and update_curr() reschedules an ineligible unprotected curr (did_preempt_short())"},
+	RESCHED_RQ_NR_RUNNING:  {"RESCHED_RQ_NR_RUNNING", "update_curr()'s reschedule test as 85e511df3c merged it in v6.12-rc1: skip only when rq->nr_running == 1; off: cfs_rq->nr_running == 1, the fix (1c3386188ad9 / d4ac164bde, v6.12) and v6.6's update_deadline(); they differ on a group's cfs_rq with one entity beside other tasks"},
+	PICK_BUDDY:             {"PICK_BUDDY", "pick_next_entity() (v6.12): run cfs_rq->next if it is eligible (the buddy dequeue_entities() sets on the parent of a sleeping task's entity); off (v6.6-v6.7): only with NEXT_BUDDY, which is off"},
+	PLACE_REL_DEADLINE:     {"PLACE_REL_DEADLINE", "82e9d0456e06 (v6.12): a dequeue that is not a sleep (a migration) keeps the deadline relative to vruntime and place_entity() restores it instead of giving a new one"},
 }
 
 // Features is a set of scheduler switches.
@@ -163,7 +175,17 @@ var Profiles = []Profile{
 		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT)...)},
 	{"v6.7-eevdf", "Linux 6.7: v6.6 plus the tg->load_avg ratelimit",
 		set(append(common, EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT, TG_LOAD_RATELIMIT)...)},
+	{"v6.11-eevdf", "tip sched/core on v6.11 before 85e511df3c: v6.7 plus delayed dequeue (DELAY_DEQUEUE, DELAY_ZERO), per-task slices, PICK_BUDDY, PLACE_REL_DEADLINE; no PREEMPT_SHORT",
+		set(append(common, v611...)...)},
+	{"v6.12-eevdf", "Linux 6.12: v6.11-eevdf plus PREEMPT_SHORT with update_curr()'s cfs_rq->nr_running test (the fix); +RESCHED_RQ_NR_RUNNING is v6.12-rc1's",
+		set(append(common, append(v611, PREEMPT_SHORT)...)...)},
 }
+
+// v611 is the EEVDF of the v6.12 merge window before PREEMPT_SHORT
+// (features.h v6.12: DELAY_DEQUEUE, DELAY_ZERO, PICK_BUDDY and
+// PLACE_REL_DEADLINE true; SIS_PROP gone since v6.7, NEXT_BUDDY false).
+var v611 = []Feature{EEVDF, RUN_TO_PARITY, PLACE_LAG, PLACE_DEADLINE_INITIAL, TTWU_QUEUE_IDLE, SIS_UTIL, NUMA_IMB_LLC, NUMA_IMB_CONSISTENT,
+	TG_LOAD_RATELIMIT, DELAY_DEQUEUE, DELAY_ZERO, PICK_BUDDY, PLACE_REL_DEADLINE}
 
 // DefaultProfile is what runs when no -features is given.
 const DefaultProfile = "v6.6-eevdf"

@@ -17,7 +17,7 @@ func TestParseFeatures(t *testing.T) {
 		{"v6.6-eevdf,NO_TTWU_QUEUE", nil, []Feature{TTWU_QUEUE}, ""},
 		{"v5.15-cfs", []Feature{GENTLE_FAIR_SLEEPERS, START_DEBIT}, []Feature{EEVDF, SIS_UTIL, PLACE_MIGRATE}, ""},
 		{"v5.15-cfs, +PLACE_MIGRATE", []Feature{PLACE_MIGRATE}, nil, ""},
-		{"v6.9", nil, nil, `unknown profile "v6.9" (allowed: v5.15-cfs, v5.19-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf)`},
+		{"v6.9", nil, nil, `unknown profile "v6.9" (allowed: v5.15-cfs, v5.19-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf, v6.11-eevdf, v6.12-eevdf)`},
 		{"v6.6-eevdf,+RUN_TO_PARTY", nil, nil, `unknown feature "RUN_TO_PARTY" (allowed: EEVDF, RUN_TO_PARITY`},
 	} {
 		s, _, err := ParseFeatures(tc.spec)

@@ -90,7 +90,7 @@ func (s *Sim) NewGroup(name string, parent *TaskGroup, cpuWeight int) (*TaskGrou
 		// attach_entity_load_avg().
 		pc := parent.cfsRq[cpu]
 		pelt.UpdateCfsRqLoadAvg(rq.peltNow(), &pc.avg, pelt.Removed{}, &pc.prop,
-			eevdf.ScaleLoadDown(pc.load.Weight), uint64(pc.hNrRunning), pc.curr != nil)
+			eevdf.ScaleLoadDown(pc.load.Weight), uint64(pc.hNrRunning-pc.hNrDelayed), pc.curr != nil)
 		pelt.Attach(&pc.avg, &se.Avg, se.weightDown())
 		tg.cfsRq[cpu] = c
 		tg.se[cpu] = se

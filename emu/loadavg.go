@@ -95,7 +95,7 @@ func (rq *RQ) updateCfsRqLoadAvg(now uint64, cfs *CfsRq) bool {
 		rq.log.Record(rq.now, rq.avgLine, hwmodel.Write, site)
 	}
 	return pelt.UpdateCfsRqLoadAvg(now, &cfs.avg, r, &cfs.prop,
-		eevdf.ScaleLoadDown(cfs.load.Weight), uint64(cfs.hNrRunning), cfs.curr != nil)
+		eevdf.ScaleLoadDown(cfs.load.Weight), uint64(cfs.hNrRunning-cfs.hNrDelayed), cfs.curr != nil)
 }
 
 // propagateEntityLoadAvg is fair.c: propagate_entity_load_avg() for a
@@ -121,7 +121,7 @@ func (rq *RQ) detachEntityLoadAvg(cfs *CfsRq, se *SchedEntity) {
 // seUpdateRunnable is fair.c: se_update_runnable().
 func (rq *RQ) seUpdateRunnable(se *SchedEntity) {
 	if !se.isTask() {
-		se.runnableWeight = uint64(se.myQ.hNrRunning)
+		se.runnableWeight = uint64(se.myQ.hNrRunning - se.myQ.hNrDelayed) // 6.12.y: less h_nr_delayed
 	}
 }
 

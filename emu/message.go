@@ -55,6 +55,9 @@ type remoteOp struct {
 	// contention.Log.MarkNotify), and the target gets the wakeup when the
 	// weave has served it (ttwudeliver.go: deferredWake).
 	notified bool
+	// delayed: opWake of a wakee the waker saw queued, sched_delayed:
+	// ttwu_runnable() on its own CPU (delayed.go, ttwurunnable.go).
+	delayed bool
 }
 
 // post queues a cross-CPU change for the barrier.

@@ -221,7 +221,9 @@ func (rq *RQ) exitTask(t *Task) {
 	rq.traceProcessExit(t)
 	rq.lockRQ(SymSchedule)
 	rq.updateRQClock()
-	rq.deactivateTask(t, dequeueSleep)
+	// DEQUEUE_SPECIAL: never delayed (v6.12 delays TASK_DEAD's dequeue
+	// too and task_dead_fair() finishes it at once: the same end).
+	rq.deactivateTask(t, dequeueSleep|dequeueSpecial)
 	rq.unlockRQ(SymSchedule)
 	t.setState(TaskDead)
 	rq.exited++

@@ -325,6 +325,13 @@ type TaskSpec struct {
 	// context_switch()'s switch_mm (hwmodel.OpSwitchMM). 0: no mm is
 	// modeled for the task (it never pays it).
 	MM int
+	// Slice, when set, is sched_attr.sched_runtime (ns) as v6.12's
+	// __setscheduler_params() takes it for a fair task: se->slice,
+	// clamped to [0.1 ms, 100 ms], with se->custom_slice set. It needs
+	// an EEVDF profile; the model applies it under any (v6.6 and v6.7
+	// ignore sched_runtime for SCHED_OTHER: use it with v6.11-eevdf and
+	// later).
+	Slice uint64
 }
 
 // ForkParent is a tool's process that forks a workload's tasks at setup:
@@ -418,6 +425,13 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 	se.Owner = se
 	se.task = t
 	se.Load.SetNice(spec.Nice)
+	if spec.Slice != 0 {
+		if !s.feat.Has(EEVDF) {
+			return nil, fmt.Errorf("task %q: slice %d needs an EEVDF profile (sched_runtime sets se->slice from v6.12)", spec.Comm, spec.Slice)
+		}
+		se.Slice = min(max(spec.Slice, nsecPerMsec/10), nsecPerMsec*100)
+		se.CustomSlice = true
+	}
 	s.setTaskRQ(t, spec.CPU)
 	rq := s.cpus[spec.CPU]
 	s.tasks = append(s.tasks, t)

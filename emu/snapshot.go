@@ -58,6 +58,7 @@ type taskSnap struct {
 	hLoad         uint64 // task_h_load()
 	util          uint64
 	recentUsedCPU int
+	delayed       bool // se->sched_delayed: asleep but still queued (p->on_rq)
 }
 
 // publish refreshes the snapshots at a barrier: every CPU that changed,
@@ -206,7 +207,7 @@ func (v cpuSnap) cpuUtil() uint64 {
 // publish copies, and what its owner reads.
 func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
 	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU}
+		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU, delayed: t.se.SchedDelayed}
 }
 
 // onCPUSnap is p->on_cpu of a sleeping task as a remote waker sees it: the

@@ -56,6 +56,11 @@ type RQStats struct {
 	// or, with an idle core, as a core with select_idle_core().
 	SISScans  int64
 	SISProbes int64
+	// DelayedWakeups are this CPU's wakeups of a task still queued,
+	// sched_delayed (v6.12 ttwu_runnable() with ENQUEUE_DELAYED);
+	// DelayedDequeues the delayed tasks its picks dequeued.
+	DelayedWakeups  int64
+	DelayedDequeues int64
 
 	fracNS float64 // sub-ns costs not yet charged
 }

@@ -44,6 +44,11 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	tr := rq.traceTTWU(p, sem == nil, false)
 	rq.cost(hwmodel.OpTTWU)
 	prev := v.cpu
+	if v.delayed {
+		// v6.12: "if (READ_ONCE(p->on_rq) && ttwu_runnable(p, wake_flags))".
+		rq.ttwuRunnableDelayed(p, sem, stamp, wakeFlags, tr)
+		return true
+	}
 	rq.sisRecent = -1
 	if rq.ttwuOnCPU(p, prev) {
 		// core.c: try_to_wake_up() (v6.6): "If the owning (remote) CPU
@@ -266,6 +271,9 @@ func (s *Sim) claimWake(op *remoteOp) {
 		}
 		return
 	}
+	if s.claimDelayed(op) {
+		return
+	}
 	// The wakee's CPU (its sleep timer, its queue if it moves) and the
 	// waker change here; the target does below (markDirty).
 	s.touch(s.cpus[p.cpu])
@@ -347,6 +355,10 @@ func (s *Sim) applySignal(op *remoteOp) {
 // simplified, it is woken as one still on_cpu.
 func (s *Sim) ttwuRaced(op *remoteOp) {
 	p := op.task
+	if p.se.SchedDelayed {
+		s.ttwuRacedDelayed(op)
+		return
+	}
 	waker := s.cpus[op.from]
 	prev := p.cpu
 	t := op.t
@@ -356,7 +368,7 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 		t = p.sleptAt
 	}
 	c := *op
-	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist = opWake, prev, -1, false, false, false
+	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, prev, -1, false, false, false, false
 	// The waker's accesses go on its log after what it logged already
 	// (its clock can be behind its log at a barrier); costs are debt, so
 	// the clock is only borrowed for the stamps.
@@ -493,6 +505,10 @@ func (rq *RQ) schedTTWUPending() {
 
 // ttwuDoActivate is core.c: ttwu_do_activate().
 func (rq *RQ) ttwuDoActivate(p *Task, wakeFlags int) {
+	if p.se.SchedDelayed {
+		rq.ttwuRequeueDelayed(p, wakeFlags)
+		return
+	}
 	flags := enqueueWakeup
 	if wakeFlags&wfAffinity != 0 {
 		// move_queued_task(): activate_task(rq, p, 0), not a wakeup.

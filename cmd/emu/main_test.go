@@ -102,7 +102,7 @@ func TestBadInput(t *testing.T) {
 		{"no argument", []string{"topo"}, "need exactly one"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"calib on a preset", []string{"topo", "-calib", "x.yaml", "spr-2s"}, "-calib"},
-		{"unknown profile", []string{"features", "v6.9-eevdf"}, `unknown profile "v6.9-eevdf" (allowed: v5.15-cfs, v5.19-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf)`},
+		{"unknown profile", []string{"features", "v6.9-eevdf"}, `unknown profile "v6.9-eevdf" (allowed: v5.15-cfs, v5.19-cfs, v6.5-cfs, v6.6-eevdf, v6.7-eevdf, v6.11-eevdf, v6.12-eevdf)`},
 		{"unknown feature", []string{"features", "v6.6-eevdf,+FOO"}, `unknown feature "FOO"`},
 	} {
 		code, _, errs := runEmu(tc.args...)
@@ -119,6 +119,18 @@ func TestFeatures(t *testing.T) {
 	code, out, errs := runEmu("features")
 	if code != 0 || !strings.Contains(out, "TG_LOAD_RATELIMIT") || !strings.Contains(out, "v6.7-eevdf") {
 		t.Errorf("emu features: %d %q %q", code, out, errs)
+	}
+	// The current-kernel profile and its two headline switches, on.
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "v6.12-eevdf ") {
+			code, set, _ := runEmu("features", "v6.12-eevdf")
+			if code != 0 || !strings.Contains(set, " DELAY_DEQUEUE ") || !strings.Contains(set, " PREEMPT_SHORT ") || strings.Contains(set, "NO_DELAY_DEQUEUE") {
+				t.Errorf("emu features v6.12-eevdf: %d %q", code, set)
+			}
+		}
+	}
+	if !strings.Contains(out, "\n  v6.12-eevdf ") || !strings.Contains(out, "  DELAY_DEQUEUE ") || !strings.Contains(out, "  PREEMPT_SHORT ") {
+		t.Errorf("emu features lacks v6.12-eevdf, DELAY_DEQUEUE or PREEMPT_SHORT:\n%s", out)
 	}
 	code, out, _ = runEmu("features", "v6.6-eevdf,+TG_LOAD_RATELIMIT,-RUN_TO_PARITY")
 	if code != 0 || !strings.Contains(out, " TG_LOAD_RATELIMIT") || !strings.Contains(out, "NO_RUN_TO_PARITY") {

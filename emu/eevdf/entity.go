@@ -32,6 +32,19 @@ type Entity struct {
 	// tree or as the queue's Curr.
 	OnRQ bool
 
+	// CustomSlice is se->custom_slice (v6.12, sched_attr.sched_runtime):
+	// Slice is the task's own request and place_entity() and
+	// update_deadline() keep it instead of the base slice.
+	CustomSlice bool
+	// SchedDelayed is se->sched_delayed (v6.12, DELAY_DEQUEUE): the
+	// entity went to sleep ineligible and stays queued (OnRQ, in the
+	// tree) until it is picked or woken (the caller's rules).
+	SchedDelayed bool
+	// RelDeadline is se->rel_deadline (v6.12, PLACE_REL_DEADLINE):
+	// Deadline holds deadline - vruntime, saved by a dequeue that was not
+	// a sleep, and place_entity() adds the new vruntime back.
+	RelDeadline bool
+
 	// Owner is a back-pointer for the emulator; this package never reads it.
 	Owner any
 
@@ -59,6 +72,10 @@ func (se *Entity) String() string {
 func entityBefore(a, b *Entity) bool {
 	return int64(a.Vruntime-b.Vruntime) < 0
 }
+
+// DeadlineBefore is fair.c: entity_before() in v6.8 and later (the tree
+// is ordered by deadline there): a's virtual deadline is earlier than b's.
+func DeadlineBefore(a, b *Entity) bool { return int64(a.Deadline-b.Deadline) < 0 }
 
 // deadlineGT is fair.c's deadline_gt(): a > b in wrapping virtual time.
 func deadlineGT(a, b uint64) bool { return int64(a-b) > 0 }

@@ -46,7 +46,10 @@ func (q *Queue) PlaceEntity(se *Entity, placeLag, placeDeadlineInitial, initial 
 	v := q.AvgVruntimeV()
 	var lag int64
 
-	se.Slice = q.BaseSlice
+	// v6.12: "if (!se->custom_slice) se->slice = sysctl_sched_base_slice".
+	if !se.CustomSlice {
+		se.Slice = q.BaseSlice
+	}
 	vslice := CalcDeltaFair(se.Slice, se)
 
 	if placeLag && q.NrRunning > 0 {
@@ -61,6 +64,14 @@ func (q *Queue) PlaceEntity(se *Entity, placeLag, placeDeadlineInitial, initial 
 	}
 
 	se.Vruntime = v - uint64(lag)
+
+	// v6.12 PLACE_REL_DEADLINE: a deadline saved relative by a dequeue
+	// that was not a sleep (the caller sets RelDeadline only under it).
+	if se.RelDeadline {
+		se.Deadline += se.Vruntime
+		se.RelDeadline = false
+		return
+	}
 
 	if placeDeadlineInitial && initial {
 		vslice /= 2
@@ -83,7 +94,9 @@ func (q *Queue) UpdateDeadline(se *Entity) (renewed bool) {
 	if int64(se.Vruntime-se.Deadline) < 0 {
 		return false
 	}
-	se.Slice = q.BaseSlice
+	if !se.CustomSlice { // v6.12: a custom slice is kept
+		se.Slice = q.BaseSlice
+	}
 	se.Deadline = se.Vruntime + CalcDeltaFair(se.Slice, se)
 	return true
 }
