@@ -87,14 +87,15 @@ func TestRollup(t *testing.T) {
 			t.Errorf("%s: no pairs", name)
 		}
 	}
-	// lkp-base's runnable rows' published metrics: 8 + 4 + 3.
-	if n := len(r.sums["lkp-base"].Pairs); n != 15 {
-		t.Errorf("lkp-base: %d pairs, want 15", n)
+	// lkp-base's rows' published metrics: 8 + 4 + 3, and the v6.11+
+	// rows' 5 + 3 + 4 + 4 (v6.11-eevdf, v6.12-eevdf).
+	if n := len(r.sums["lkp-base"].Pairs); n != 31 {
+		t.Errorf("lkp-base: %d pairs, want 31", n)
 	}
 	if strings.Contains(text, "%!") {
 		t.Error("a bad format verb in the output")
 	}
-	for _, s := range []string{"needs profile v6.11", "needs profile v6.14", "hb-icl-process-pipe", "update_cfs_group (self)"} {
+	for _, s := range []string{"hb-spr-process-socket", "hb-icl-threads-socket", "hb-icl-process-pipe", "update_cfs_group (self)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("output lacks %q", s)
 		}
