@@ -341,4 +341,7 @@ var studies = []*Study{
 	},
 	sisUtilSPR1S,
 	ttwuIdleCLXAP,
+	preemptShortSPR,
+	preemptShortICL,
+	baseSliceICL,
 }

@@ -26,7 +26,7 @@ import (
 func TestEleven(t *testing.T) {
 	want := []string{"tgload-udprr", "tgload-hackbench", "tgload-profile", "uclamp-pipe", "host-pipe", "lkp-base",
 		"tgload-postgres", "tgload-icl", "tgload-stressng", "l2-ttwu-epyc", "run-to-parity", "lb-spread-llc", "migrate-starvation",
-		"sis-util-spr1s", "ttwu-idle-clxap"}
+		"sis-util-spr1s", "ttwu-idle-clxap", "preempt-short-spr", "preempt-short-icl", "base-slice-icl"}
 	if got := Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("studies %v, want %v", got, want)
 	}
@@ -75,11 +75,7 @@ func TestEleven(t *testing.T) {
 // pendingStudies are the rows experiments.md gained in the current round
 // that no study runs yet, with the issue that builds them: TestEleven
 // names them instead of failing, and fails once one exists (take it off).
-var pendingStudies = map[string]string{
-	"preempt-short-spr": "issue 38: needs the v6.11/v6.12 profiles",
-	"preempt-short-icl": "issue 38: needs the v6.12 profiles",
-	"base-slice-icl":    "issue 38: needs a v6.14 profile and base_slice_ns",
-}
+var pendingStudies = map[string]string{}
 
 // isRow: name is a row of a study (experiments.md's lkp-base table lists
 // its rows as a table of their own).

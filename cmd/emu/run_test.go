@@ -120,7 +120,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "-workload", "pipe", "-lines", "-1", "-topo", "hikey-8"}, "-lines: -1 is out of range (allowed: 0 to"},
 		{[]string{"compare", "-workload", "pipe"}, "-patch: required"},
 		{[]string{"compare", "-workload", "pipe", "-patch", "v6.6-eevdf", "-seeds", "0"}, "-seeds"},
-		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, lkp-base, tgload-postgres, tgload-icl, tgload-stressng, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, sis-util-spr1s, ttwu-idle-clxap, all)`},
+		{[]string{"reproduce", "nosuch"}, `unknown study "nosuch" (allowed: tgload-udprr, tgload-hackbench, tgload-profile, uclamp-pipe, host-pipe, lkp-base, tgload-postgres, tgload-icl, tgload-stressng, l2-ttwu-epyc, run-to-parity, lb-spread-llc, migrate-starvation, sis-util-spr1s, ttwu-idle-clxap, preempt-short-spr, preempt-short-icl, base-slice-icl, all)`},
 		{[]string{"reproduce", "-l", "-1", "host-pipe"}, "-l: virtual seconds"},
 		{[]string{"reproduce", "-j", "0", "host-pipe"}, "-j: runs at once must be in [1, 256], got 0"},
 		{[]string{"compare", "-patch", "v6.6-eevdf", "-j", "300", "-workload", "pipe"}, "-j: runs at once must be in [1, 256], got 300"},
