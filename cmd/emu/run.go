@@ -473,7 +473,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	host0 := time.Now()
 	var prog *progress
 	if f.progress {
-		prog = &progress{w: stderr, start: host0}
+		prog = &progress{line: newStatusLine(stderr), start: host0}
 		cfg.Progress = prog.update
 	}
 	res, err := bench.Execute(w, cfg)
@@ -590,13 +590,12 @@ func writeFile(name string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// progress reports virtual time done, host time and an ETA on one
-// rewritten stderr line, once the run has taken more than two seconds.
+// progress reports virtual time done, host time and an ETA on stderr
+// (statusLine), once the run has taken more than two seconds.
 type progress struct {
-	w       io.Writer
-	start   time.Time
-	last    time.Time
-	printed bool
+	line  *statusLine
+	start time.Time
+	last  time.Time
 }
 
 func (p *progress) update(now, limit int64) {
@@ -606,19 +605,18 @@ func (p *progress) update(now, limit int64) {
 		return
 	}
 	p.last = t
-	p.printed = true
 	eta := "?"
 	if now > 0 {
 		eta = (time.Duration(float64(el) * float64(limit-now) / float64(now))).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\remu: %.3f/%.3f s virtual, %s host, ETA %s (at most; loop workloads end sooner)   ",
-		float64(now)/1e9, float64(limit)/1e9, el.Round(100*time.Millisecond), eta)
+	p.line.show(fmt.Sprintf("emu: %.3f/%.3f s virtual, %s host, ETA %s (at most; loop workloads end sooner)",
+		float64(now)/1e9, float64(limit)/1e9, el.Round(100*time.Millisecond), eta), false)
 }
 
 // clear erases the progress line, if one was printed.
 func (p *progress) clear() {
-	if p != nil && p.printed {
-		fmt.Fprint(p.w, "\r\033[K")
+	if p != nil {
+		p.line.clear()
 	}
 }
 

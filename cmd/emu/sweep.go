@@ -549,20 +549,18 @@ func runJobs(jobs []job, of int, o *sweepOpts, stderr io.Writer) error {
 	// without one (an error, an interrupt).
 	written, failed, running := 0, 0, 0
 	t0 := time.Now()
+	status := newStatusLine(stderr)
 	report := func(final bool) {
 		el := time.Since(t0)
 		eta := "?"
 		if done := written + failed; done > 0 {
 			eta = (time.Duration(float64(el) / float64(done) * float64(len(jobs)-done))).Round(time.Second).String()
 		}
-		end, fails := "", ""
-		if final {
-			end = "\n"
-		}
+		fails := ""
 		if failed > 0 {
 			fails = fmt.Sprintf(", %d without a record", failed)
 		}
-		fmt.Fprintf(stderr, "\remu sweep: %d/%d written, %d running%s, %s host, ETA %s   %s", written, len(jobs), running, fails, el.Round(100*time.Millisecond), eta, end)
+		status.show(fmt.Sprintf("emu sweep: %d/%d written, %d running%s, %s host, ETA %s", written, len(jobs), running, fails, el.Round(100*time.Millisecond), eta), final)
 	}
 	ch := make(chan job)
 	var wg sync.WaitGroup
