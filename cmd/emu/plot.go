@@ -26,7 +26,7 @@ second draws latency CDFs (log x axis) from the runs' histogram buckets
 records of each -by value merged; a value of 0 is counted but not drawn.
 
 AXIS: topo, features, workload, seed, cpus, or a workload flag (nr, g, l,
-t, m, ...); values that are numbers (a trailing %% allowed) make a numeric
+t, m, ...); values that are numbers (a trailing % allowed) make a numeric
 axis, others a category axis in the order met. METRIC: a workload metric
 (netperf.throughput_per_client or throughput_per_client), one of lkp's
 (netperf.Throughput_tps, hackbench.throughput), a counter

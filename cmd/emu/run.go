@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"runtime/pprof"
@@ -451,6 +452,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 				return usagef("%s -: stdout is -json's; give %s a FILE", of.Flag, of.Flag)
 			}
 			text = stderr
+		}
+	}
+	if dir := filepath.Dir(f.ndjson); f.ndjson != "" && dir != "." {
+		// openNDJSON creates -o's directory (emu sweep -print -o DIR/
+		// hands every point a file in it): create it before the check.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("-o: cannot create %s: %v", dir, err)
 		}
 	}
 	if err := checkOutputs(outs); err != nil {

@@ -55,7 +55,7 @@ modes:
 
 examples:
   emu sweep -topo spr-2s,icl-2s -features v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
-      -o udprr.ndjson -workload netperf -t UDP_RR -nr 25%%,50%%,75%%,100%% -l 0.002 -cgroup docker
+      -o udprr.ndjson -workload netperf -t UDP_RR -nr 25%,50%,75%,100% -l 0.002 -cgroup docker
   emu sweep -print -emu bin/emu -o out/ GRID... | parallel -j 8
   seq 0 $(( $(emu sweep -count GRID...) - 1 )) | xargs -P 2 -I{} emu sweep -index {} -o out/ GRID...
   emu sweep -slurm -o out/ GRID... > sweep.sbatch && sbatch sweep.sbatch
