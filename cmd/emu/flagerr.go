@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 )
 
 // quietParse runs parse (fs.Parse, or a workload's parse on fs) without
@@ -72,9 +73,61 @@ func flagErrorMsg(fs *flag.FlagSet, err error, hint string) string {
 		return fmt.Sprintf("-%s: needs a value (allowed: %s)", m[1], form)
 	}
 	if m := reUnknown.FindStringSubmatch(msg); m != nil {
+		if why, ok := notModeled[m[1]]; ok {
+			return fmt.Sprintf("-%s: %s (%s)", m[1], why, hint)
+		}
+		if near := closestFlag(fs, m[1]); near != "" {
+			return fmt.Sprintf("flag provided but not defined: -%s (did you mean -%s? %s)", m[1], near, hint)
+		}
 		return fmt.Sprintf("flag provided but not defined: -%s (%s)", m[1], hint)
 	}
 	return msg
+}
+
+// notModeled are real tools' flags the model deliberately lacks, with why.
+var notModeled = map[string]string{
+	"F":    "SCHED_FIFO is not modeled: only the fair class is (hackbench's -F/--fifo)",
+	"fifo": "SCHED_FIFO is not modeled: only the fair class is (hackbench's -F/--fifo)",
+}
+
+// closestFlag is the flag of fs nearest to name: one whose name starts
+// with it or it with the flag's (longer than one letter), or within two
+// edits of it; "" if none is.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	// Distances in half edits: a prefix match counts as half of one, so
+	// --group finds -groups before -cgroup.
+	best, bestD := "", 5
+	fs.VisitAll(func(f *flag.Flag) {
+		d := 2 * editDistance(name, f.Name)
+		if len(f.Name) > 1 && len(name) > 1 && (strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name)) {
+			d = min(d, 1)
+		}
+		if d < bestD || d == bestD && f.Name < best {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // flagForm is what a flag's value may be, by its type ("" for a type

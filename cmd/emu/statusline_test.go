@@ -45,3 +45,22 @@ func TestStatusLine(t *testing.T) {
 		t.Error("a regular file taken for a terminal")
 	}
 }
+
+// TestUnknownFlagSuggests: an unknown flag names the closest defined one,
+// and hackbench's real -F/--fifo says SCHED_FIFO is not modeled; exit 2.
+func TestUnknownFlagSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-workload", "hackbench", "--group", "2"}, "did you mean -groups?"},
+		{[]string{"run", "-topology", "hikey-8"}, "did you mean -topo?"},
+		{[]string{"run", "-workload", "hackbench", "-F"}, "SCHED_FIFO is not modeled"},
+		{[]string{"run", "-workload", "hackbench", "--fifo"}, "SCHED_FIFO is not modeled"},
+	} {
+		code, _, errs := runEmu(tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
