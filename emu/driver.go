@@ -88,19 +88,12 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 				}
 			}
 		}
-		step := func(cpus []int) {
-			if w != nil {
-				w.epoch(end, cpus)
-				return
-			}
-			for _, i := range cpus {
-				if p := s.cpus[i].safeStep(end); p != nil {
-					panic(p)
-				}
-			}
+		if w != nil {
+			w.epoch(end, s.stepped)
+		} else {
+			s.stepSerial(s.stepped)
 		}
-		step(s.stepped)
-		s.barrier(s.stepped, s.stepSerial)
+		s.barrier(s.stepped)
 		if done != nil && done() {
 			until = s.epochEnd
 			stopped = true
@@ -115,9 +108,10 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 }
 
 // stepSerial steps cpus to the epoch's end on the calling goroutine: the
-// barrier's passes over the CPUs held at a wait (hold.go), a few at a time,
-// cheaper than a round trip through the workers (a CPU's step touches only
-// its own state, so either gives the same bytes).
+// serial driver, and the barrier's passes over the CPUs held at a wait
+// (hold.go), a few at a time, cheaper than a round trip through the
+// parallel driver's workers (a CPU's step touches only its own state, so
+// either gives the same bytes).
 func (s *Sim) stepSerial(cpus []int) {
 	for _, i := range cpus {
 		if p := s.cpus[i].safeStep(s.epochEnd); p != nil {

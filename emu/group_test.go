@@ -130,7 +130,7 @@ func TestUclampLines(t *testing.T) {
 		mustTask(t, s, TaskSpec{Comm: "a", CPU: 0, Prog: sleeper(100_000, 300_000), Clamp: tc.clamp})
 		mustTask(t, s, TaskSpec{Comm: "b", CPU: 0, Prog: sleeper(200_000, 100_000)})
 		s.Run(100 * ms)
-		s.barrier(nil, nil)
+		s.barrier(nil)
 		rq := s.RQ(0)
 		lines := rq.uclamp.Lines()
 		st := s.Space().Stats()

@@ -159,9 +159,7 @@ func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
 	s.traceTTWURunnable(waker, p, sig)
 	waker.Stats.RacedRunnable++
 	waker.ttwuStatRQ(rq.cpu)
-	clock := waker.now
-	waker.now = waker.logNow()
-	waker.atBarrier(func() {
+	waker.atBarrierLogged(func() {
 		waker.cost(hwmodel.OpTTWU)
 		if waker != rq {
 			rq.lock.Lock(waker.log, waker.now, waker.site(SymTryToWakeUp))
@@ -169,14 +167,13 @@ func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
 			rq.lock.Unlock(waker.log, waker.now, waker.site(SymTryToWakeUp))
 		}
 	})
-	waker.now = clock
 }
 
 // settleHolds runs the barrier's passes: while a CPU stepped in the last
 // pass is held at a wait, settle every such wait (in CPU order), step
-// those CPUs to the epoch's end again with step, and deliver what they
+// those CPUs to the epoch's end again (stepSerial), and deliver what they
 // posted.
-func (s *Sim) settleHolds(last []int, step func([]int)) {
+func (s *Sim) settleHolds(last []int) {
 	for {
 		held := s.heldBuf[:0]
 		for _, i := range last {
@@ -198,7 +195,7 @@ func (s *Sim) settleHolds(last []int, step func([]int)) {
 			s.resolveHold(rq)
 		}
 		s.inBarrier = false
-		step(held)
+		s.stepSerial(held)
 		s.inBarrier = true
 		s.deliver()
 		s.extendVisit()

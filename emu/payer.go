@@ -43,6 +43,18 @@ func (rq *RQ) atBarrier(fn func()) {
 	rq.pay = was
 }
 
+// atBarrierLogged is atBarrier for work whose accesses go on this CPU's
+// log (a wakeup the barrier completes for its waker): they are stamped
+// after what the log holds already (the clock can be behind it at a
+// barrier). The costs are debt, so the clock is only borrowed for the
+// stamps and given back after.
+func (rq *RQ) atBarrierLogged(fn func()) {
+	clock := rq.now
+	rq.now = rq.logNow()
+	rq.atBarrier(fn)
+	rq.now = clock
+}
+
 // toScratch sends this CPU's logging to its scratch Log until fromScratch
 // and returns its own Log: for work whose accesses are not logged as made
 // (a direct wakeup's apply, whose waker logged some of them; a pull's

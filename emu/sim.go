@@ -541,13 +541,13 @@ func (s *Sim) symOfSite(site contention.Site) Symbol {
 
 // barrier is the end of an epoch: price the shared accesses, publish
 // tg->load_avg, check the invariants.
-func (s *Sim) barrier(stepped []int, step func([]int)) {
+func (s *Sim) barrier(stepped []int) {
 	s.Epochs++
 	s.beginVisit()
 	s.ilbKicked = false
 	s.deliver()
 	s.extendVisit()
-	s.settleHolds(stepped, step)
+	s.settleHolds(stepped)
 	logs := s.logsBuf[:0]
 	for _, i := range s.visit {
 		logs = append(logs, s.cpus[i].log)

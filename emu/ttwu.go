@@ -74,13 +74,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		if rq.sisRecent >= 0 {
 			p.recentUsedCPU = rq.sisRecent
 		}
-		p.wokenBy(sem, stamp)
-		p.setState(TaskWaking)
-		rq.lockRQ(SymTryToWakeUp)
-		rq.updateRQClock()
-		rq.ttwuDoActivate(p, wakeFlags)
-		rq.traceWakeupDone()
-		rq.unlockRQ(SymTryToWakeUp)
+		rq.ttwuLocalActivate(p, sem, stamp, wakeFlags)
 		return true
 	}
 	if owned {
@@ -120,6 +114,18 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 	rq.traceTTWUDirect(tr, p, cpu)
 	rq.post(op)
 	return true
+}
+
+// ttwuLocalActivate ends a wakeup of a task this CPU owns onto this CPU:
+// the sleep is over (wokenBy), and under our own lock ttwu_do_activate().
+func (rq *RQ) ttwuLocalActivate(p *Task, sem *Sem, stamp int64, wakeFlags int) {
+	p.wokenBy(sem, stamp)
+	p.setState(TaskWaking)
+	rq.lockRQ(SymTryToWakeUp)
+	rq.updateRQClock()
+	rq.ttwuDoActivate(p, wakeFlags)
+	rq.traceWakeupDone()
+	rq.unlockRQ(SymTryToWakeUp)
 }
 
 // ttwuQueueWakelist is core.c: __ttwu_queue_wakelist():
@@ -369,15 +375,9 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 	}
 	c := *op
 	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, prev, -1, false, false, false, false
-	// The waker's accesses go on its log after what it logged already
-	// (its clock can be behind its log at a barrier); costs are debt, so
-	// the clock is only borrowed for the stamps.
-	clock := waker.now
-	waker.now = waker.logNow()
-	defer func() { waker.now = clock }()
-	waker.atBarrier(func() {
+	waker.atBarrierLogged(func() {
 		waker.cost(hwmodel.OpTTWU)
-		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && s.racedQueueCond(waker, p, prev, true) {
+		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, prev, true) {
 			waker.ttwuStatRQ(prev)
 			waker.Stats.OnCPUWakeups++
 			waker.Stats.WakelistWakeups++
@@ -390,41 +390,25 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 			t = p.offCPUAt
 		}
 		waker.sisRecent = -1
-		cpu := waker.selectTaskRQ(p, s.racedView(p), prev, op.flags)
+		// The wakee as its owner sees it: the barrier sees every CPU exactly.
+		cpu := waker.selectTaskRQ(p, s.cpus[prev].exactTaskSnap(p), prev, op.flags)
 		if cpu != prev {
 			c.flags |= wfMigrated
 		}
 		c.t, c.target, c.recent = t, cpu, waker.sisRecent
 		waker.ttwuStatRQ(cpu)
-		if cpu != waker.cpu && s.feat.Has(TTWU_QUEUE) && s.racedQueueCond(waker, p, cpu, false) {
+		if cpu != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, cpu, false) {
 			waker.Stats.WakelistWakeups++
 			c.wakelist = true
 			s.claimWake(&c)
 			return
 		}
-		dst := s.cpus[cpu]
-		if cpu != waker.cpu {
-			waker.ttwuDirectLock(dst, SymTryToWakeUp)
-			c.locked = true
-		}
-		waker.ttwuDirectEnqueue(dst, p, cpu != waker.cpu)
-		if cpu != waker.cpu {
-			waker.ttwuDirectUnlock(dst, SymTryToWakeUp)
+		if c.locked = waker.ttwuDirectAt(s.cpus[cpu], p); c.locked {
 			waker.Stats.DirectWakeups++
 		}
 		s.claimWake(&c)
 	})
 }
-
-// racedQueueCond is ttwu_queue_cond() for a wakeup completed at the
-// barrier (ttwuRaced), which sees the target's rq->nr_running exactly.
-func (s *Sim) racedQueueCond(waker *RQ, p *Task, cpu int, onCPU bool) bool {
-	return waker.ttwuQueueCond(p, cpu, onCPU)
-}
-
-// racedView is the wakee as a waker completing its wakeup at the barrier
-// sees it: exactly, as its owner would.
-func (s *Sim) racedView(p *Task) taskSnap { return s.cpus[p.cpu].exactTaskSnap(p) }
 
 // wakelistAdd puts p on dst's wake list as of time t: it joins the batch
 // the next drain will take, or opens a new one, sending an IPI unless the

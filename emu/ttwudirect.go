@@ -105,6 +105,22 @@ func (rq *RQ) ttwuDirectUnlock(target *RQ, sym Symbol) {
 	target.lock.Unlock(rq.log, rq.now, rq.site(sym))
 }
 
+// ttwuDirectAt is ttwu_queue()'s direct path as a barrier runs it for
+// this waker: rq_lock() of target when it is another CPU, the enqueue,
+// rq_unlock(); it reports whether the target's lock was taken (the
+// remoteOp's locked).
+func (rq *RQ) ttwuDirectAt(target *RQ, p *Task) bool {
+	remote := target != rq
+	if remote {
+		rq.ttwuDirectLock(target, SymTryToWakeUp)
+	}
+	rq.ttwuDirectEnqueue(target, p, remote)
+	if remote {
+		rq.ttwuDirectUnlock(target, SymTryToWakeUp)
+	}
+	return remote
+}
+
 // withoutWakerLines runs fn, a direct wakeup's apply on this CPU, with
 // its accesses to the lines the waker logged (this rq's lock line, the
 // rq->curr/clock line, rq->cfs.avg and the two rq->uclamp lines) left out

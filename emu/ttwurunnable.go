@@ -23,13 +23,7 @@ func (rq *RQ) ttwuRunnableDelayed(p *Task, sem *Sem, stamp int64, wakeFlags int,
 	if cpu == rq.cpu {
 		rq.traceTTWULocal(tr)
 		rq.ttwuStatTask(p, cpu, wakeFlags)
-		p.wokenBy(sem, stamp)
-		p.setState(TaskWaking)
-		rq.lockRQ(SymTryToWakeUp)
-		rq.updateRQClock()
-		rq.ttwuDoActivate(p, wakeFlags)
-		rq.traceWakeupDone()
-		rq.unlockRQ(SymTryToWakeUp)
+		rq.ttwuLocalActivate(p, sem, stamp, wakeFlags)
 		return
 	}
 	target := rq.sim.cpus[cpu]
@@ -92,23 +86,11 @@ func (s *Sim) ttwuRacedDelayed(op *remoteOp) {
 	c := *op
 	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, p.cpu, -1, false, false, false, true
 	c.t = max(op.t, p.sleptAt)
-	clock := waker.now
-	waker.now = waker.logNow()
-	defer func() { waker.now = clock }()
-	waker.atBarrier(func() {
+	waker.atBarrierLogged(func() {
 		waker.cost(hwmodel.OpTTWU)
 		waker.ttwuStatRQ(p.cpu)
 		waker.Stats.DelayedWakeups++
-		dst := s.cpus[p.cpu]
-		remote := p.cpu != waker.cpu
-		if remote {
-			waker.ttwuDirectLock(dst, SymTryToWakeUp)
-			c.locked = true
-		}
-		waker.ttwuDirectEnqueue(dst, p, remote)
-		if remote {
-			waker.ttwuDirectUnlock(dst, SymTryToWakeUp)
-		}
+		c.locked = waker.ttwuDirectAt(s.cpus[p.cpu], p)
 		s.claimWake(&c)
 	})
 }

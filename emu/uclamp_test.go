@@ -22,7 +22,7 @@ func TestUclampDirectWakeupByWaker(t *testing.T) {
 	w := mustTask(t, s, TaskSpec{Comm: "wakee", CPU: 6, Prog: Loop(Block(), Run(50_000))})
 	mustTask(t, s, TaskSpec{Comm: "waker", CPU: 7, Prog: Loop(Run(2*ms), Wake(w), Block())})
 	s.Run(5 * ms)
-	s.barrier(nil, nil)
+	s.barrier(nil)
 	waker, target := s.RQ(7), s.RQ(6)
 	if w.Stats.NrWakeups != 1 || waker.Stats.DirectWakeups != 1 {
 		t.Fatalf("want one direct wakeup of CPU 6 by CPU 7: %d wakeups, %d direct", w.Stats.NrWakeups, waker.Stats.DirectWakeups)

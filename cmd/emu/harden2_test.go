@@ -123,16 +123,10 @@ func TestEpochWarning(t *testing.T) {
 func TestHardening2Specs(t *testing.T) {
 	dir := t.TempDir()
 	file := fileIn(t, dir)
+	spec := hikeyEdit(t, file)
 	hikey, err := hwmodel.PresetSpec("hikey-8")
 	if err != nil {
 		t.Fatal(err)
-	}
-	spec := func(name, old, new string) string {
-		s := strings.Replace(string(hikey), old, new, 1)
-		if s == string(hikey) {
-			t.Fatalf("%s: %q not in the hikey-8 spec", name, old)
-		}
-		return file(name, s)
 	}
 	topo := func(path string) []string { return []string{"topo", path} }
 	calib := func(name, body string) []string { return []string{"topo", "-calib", file(name, body), "host"} }

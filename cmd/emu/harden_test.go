@@ -29,17 +29,7 @@ func noStack(t *testing.T, what, stderr string) {
 func TestHardening(t *testing.T) {
 	dir := t.TempDir()
 	file := fileIn(t, dir)
-	hikey, err := hwmodel.PresetSpec("hikey-8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := func(name, old, new string) string {
-		s := strings.Replace(string(hikey), old, new, 1)
-		if s == string(hikey) {
-			t.Fatalf("%s: %q not in the hikey-8 spec", name, old)
-		}
-		return file(name, s)
-	}
+	spec := hikeyEdit(t, file)
 	var tasks []string
 	for i := range 64 {
 		tasks = append(tasks, fmt.Sprintf(`"t%d": {"instance": 4096, "loop": 1, "run": 10}`, i))

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 func TestRunPipe(t *testing.T) {
@@ -233,6 +235,23 @@ func fileIn(t *testing.T, dir string) func(name, body string) string {
 			t.Fatal(err)
 		}
 		return p
+	}
+}
+
+// hikeyEdit returns spec(name, old, new): the hikey-8 preset's spec with
+// old replaced by new, written to a file by file (the test fails if old
+// is not in the spec).
+func hikeyEdit(t *testing.T, file func(name, body string) string) func(name, old, new string) string {
+	hikey, err := hwmodel.PresetSpec("hikey-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(name, old, new string) string {
+		s := strings.Replace(string(hikey), old, new, 1)
+		if s == string(hikey) {
+			t.Fatalf("%s: %q not in the hikey-8 spec", name, old)
+		}
+		return file(name, s)
 	}
 }
 
