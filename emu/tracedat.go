@@ -160,6 +160,8 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 		i32(pp)
 		comm(taskComm(r.task))
 		i32(r.task.PID)
+	case trStatRuntime, trProcessFree:
+		b = procPayload(b, r)
 	case trProcessExit:
 		comm(taskComm(r.task))
 		i32(r.task.PID)
@@ -306,10 +308,11 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u32(0) // ftrace (function tracer) event formats
 	u32(1) // event systems
 	h.WriteString("sched\x00")
-	u32(len(datEvents))
+	evs := s.datEventList()
+	u32(len(evs))
 	byKind := map[traceKind]*datEvent{}
-	for i := range datEvents {
-		e := &datEvents[i]
+	for i := range evs {
+		e := &evs[i]
 		byKind[e.kind] = e
 		f := e.format()
 		u64(len(f))

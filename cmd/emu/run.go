@@ -407,7 +407,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
 		fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
-		fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_exit; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
+		fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 		fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
