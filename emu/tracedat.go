@@ -225,19 +225,10 @@ func (s *Sim) datUname() string {
 	return fmt.Sprintf("Linux %s %s %s", s.m.Name, s.kernelRelease(), arch)
 }
 
-// kernelRelease names the modeled kernel version by the features only it
-// has (features.go: Profiles).
-func (s *Sim) kernelRelease() string {
-	switch {
-	case s.feat.Has(TG_LOAD_RATELIMIT):
-		return "6.7.0"
-	case s.feat.Has(EEVDF):
-		return "6.6.0"
-	case s.feat.Has(SIS_UTIL):
-		return "6.5.0"
-	}
-	return "5.15.0"
-}
+// kernelRelease names the modeled kernel version: the release of the
+// profile nearest the feature set (procversion.go), as -sched-debug's
+// header does.
+func (s *Sim) kernelRelease() string { return layoutFor(s.feat).release + ".0" }
 
 // datCPUStream encodes records as ring-buffer pages: each page starts at
 // its first event's time; each event carries the delta from the one
