@@ -52,7 +52,7 @@ func (s *Sim) writeProcPidSched(w io.Writer) error {
 			if lay.sumBlock {
 				sms("sum_block_runtime", 0) // not tracked
 			}
-			sms("wait_start", se.waitStart)
+			sms("wait_start", se.waitStartNow())
 			sms("sleep_start", sleepStart)
 			sms("block_start", 0) // the model's sleeps are TASK_INTERRUPTIBLE
 			sms("sleep_max", 0)   // not tracked
@@ -127,6 +127,17 @@ func (s *Sim) writeProcPidSched(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// waitStartNow is schedstat's wait_start as the kernel holds it: set by
+// update_stats_wait_start_fair() while the entity waits on its queue,
+// cleared by __update_stats_wait_end() when it is picked or dequeued (the
+// model keeps the last start only).
+func (se *SchedEntity) waitStartNow() int64 {
+	if se.OnRQ && se.cfsRq != nil && se.cfsRq.curr != se {
+		return se.waitStart
+	}
+	return 0
 }
 
 // nsecHigh and nsecLow are debug.c: nsec_high() and nsec_low(), SPLIT_NS's

@@ -260,7 +260,7 @@ func (s *Sim) schedDebugCfsRq(b *strings.Builder, lay procLayout, c *CfsRq) {
 		if lay.statsPrefix != "" {
 			pre = "se->statistics." // v5.15: P_SCHEDSTAT(se->statistics.F)
 		}
-		pn(pre+"wait_start", se.waitStart)
+		pn(pre+"wait_start", se.waitStartNow())
 		for _, k := range []string{"sleep_start", "block_start", "sleep_max", "block_max", "exec_max", "slice_max", "wait_max", "wait_sum"} {
 			pn(pre+k, 0) // not tracked for group entities
 		}
