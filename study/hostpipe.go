@@ -55,7 +55,7 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep, err := contention.Calibrate(m, contention.CalibrateOptions{PingPongRounds: 20000, HammerDur: 100 * time.Millisecond, PipeRounds: 500})
+		rep, err := contention.Calibrate(m, contention.QuickCalibrate)
 		if err != nil {
 			return nil, err
 		}
