@@ -123,14 +123,18 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
+		engRTT, err := FitPipeCross(rep.Calib)
+		if err != nil {
+			return nil, fmt.Errorf("host-pipe -fit: %w", err)
+		}
 		f, err := writeTempCalib(rep.Calib)
 		if err != nil {
 			return nil, err
 		}
 		defer os.Remove(f)
 		eng.Calib = f
-		calibNote = fmt.Sprintf("calibrated just now (emu calibrate -quick: pipe round trip %.2f us on 2 CPUs, %.2f us on 1; other processes used %.0f%% of the CPUs)",
-			rep.Calib.PipeRTTUS, rep.Calib.PipeRTT1US, 100*max(rep.OtherLoad, 0))
+		calibNote = fmt.Sprintf("calibrated just now (emu calibrate -quick: pipe round trip %.2f us on 2 CPUs, %.2f us on 1, the engine's %.2f at pipe_cross_scale %.3f; other processes used %.0f%% of the CPUs)",
+			rep.Calib.PipeRTTUS, rep.Calib.PipeRTT1US, engRTT, rep.Calib.PipeCrossScale, 100*max(rep.OtherLoad, 0))
 	}
 	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/study"
 )
 
 const calibrateUsage = `usage: emu calibrate [-o FILE] [-calib FILE] [-quick] [-repeats N] [-max-spread F] [-json]
@@ -19,7 +20,8 @@ on padded lines, and a 1-byte pipe round trip through the real kernel on
 two CPUs and on one, and a page fault. The set runs -repeats times; each
 figure is the median of its samples with their spread (IQR/median). Prints
 each figure next to what the host preset predicts, and what it predicts
-once this run's measurements are applied. When a spread exceeds
+once this run's measurements are applied, then fits pipe_cross_scale so
+the engine's own two-CPU pipe reproduces the measured one. When a spread exceeds
 -max-spread (other work on the host), it says which, writes no -o and
 exits with status 1.
 -o writes them as a calibration file that -calib FILE applies to the host
@@ -67,6 +69,14 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	var ne *contention.NoisyError
 	if noisy != nil && !errors.As(noisy, &ne) {
 		return noisy
+	}
+	if noisy == nil && rep.Calib.PipeRTTUS > 0 {
+		rtt, err := study.FitPipeCross(rep.Calib)
+		if err != nil {
+			return err
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the engine's own two-CPU pipe round trip: %.2f us with pipe_cross_scale %.3f (fitted to the measured %.2f us)",
+			rtt, rep.Calib.PipeCrossScale, rep.Calib.PipeRTTUS))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
