@@ -118,14 +118,14 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 			if werr := rep.Write(w); werr != nil {
 				return nil, werr
 			}
-			return nil, fmt.Errorf("host-pipe -fit: %w", err)
+			return nil, fmt.Errorf("-fit: %w", err)
 		}
 		if err != nil {
 			return nil, err
 		}
 		engRTT, err := FitPipeCross(rep.Calib)
 		if err != nil {
-			return nil, fmt.Errorf("host-pipe -fit: %w", err)
+			return nil, fmt.Errorf("-fit: %w", err)
 		}
 		f, err := writeTempCalib(rep.Calib)
 		if err != nil {
