@@ -193,11 +193,13 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		}
 	}
 	if v, err := os.ReadFile("/proc/sys/kernel/sched_vcpu_pack"); err == nil {
-		// Not an upstream sysctl: a guest kernel's own (seen on a
-		// Firecracker/PVM guest, 6.18.44-fc); its source is not public.
-		fmt.Fprintf(w, "note: this kernel has kernel.sched_vcpu_pack = %s, which upstream kernels lack and the model does not have:\n"+
-			"a guest patch that keeps wakees on busy vCPUs would run the pipe pair on one CPU where upstream's\n"+
-			"select_idle_sibling() spreads it over an idle machine; compare the switches per round trip above.\n\n", strings.TrimSpace(string(v)))
+		// Not an upstream sysctl: a guest kernel's own (a Firecracker/PVM
+		// guest, 6.18.44-fc, whose kallsyms list a vcpu_pack_room() among
+		// fair.c's functions); its source is not public, so not modeled.
+		fmt.Fprintf(w, "note: this kernel has kernel.sched_vcpu_pack = %s and a vcpu_pack_room() in its fair class, which upstream\n"+
+			"kernels lack and the model does not have: if it keeps wakees on a busy vCPU rather than waking an idle\n"+
+			"one, the real pipe pair shares one CPU (2 switches per round trip) where upstream's select_idle_sibling()\n"+
+			"spreads it over an idle machine (4, as emulated).\n\n", strings.TrimSpace(string(v)))
 	}
 	if eng.Calib == "" && !r.Fit {
 		fmt.Fprintf(w, "The host preset's kernel costs come from its spec: pass -fit (or -calib FILE from emu calibrate -o) to fit them to this machine.\n\n")
