@@ -693,6 +693,9 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"counters":    cs,
 		"profile":     prof,
 	}
+	if lkp := bench.LKPStats(st.spec.Name, report.String()); lkp != nil {
+		out["lkp"] = lkp
+	}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		out["histograms"] = h.Histograms(s)
 	}
