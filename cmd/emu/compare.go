@@ -128,9 +128,6 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if lkpSrc != nil && e.progress {
-		fmt.Fprintf(stderr, "emu compare: lkp's metrics from %s/programs/%s/parse\n", lkpSrc.Dir(), bench.LKPProgram(st.spec.Name))
-	}
 	stop, unlisten := interrupts()
 	defer unlisten()
 	// The runs, seed by seed, base then patch; each a fresh workload
