@@ -228,11 +228,9 @@ func TestOpenLKPSourceErrors(t *testing.T) {
 			t.Errorf("OpenLKPSource(%s, %s) = %v, want %v", c.dir, c.workload, err, c.want)
 		}
 	}
-	// A workload lkp has no parser for needs none.
-	if _, err := exec.LookPath("ruby"); err == nil {
-		if _, err := OpenLKPSource(dir, "hopper"); err != nil {
-			t.Errorf("hopper: %v", err)
-		}
+	// A workload lkp has no parser for needs none (nor ruby).
+	if _, err := OpenLKPSource(dir, "hopper", "rtapp"); err != nil {
+		t.Errorf("hopper: %v", err)
 	}
 }
 

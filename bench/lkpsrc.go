@@ -19,7 +19,8 @@ type LKPSource struct {
 
 // OpenLKPSource checks that dir is an lkp-tests checkout with a parser
 // for each of the workloads that lkp has one for, and that Ruby, which
-// runs them, is installed. Its errors name LKP_SRC and what it must be.
+// runs them, is installed (when one is needed). Its errors name LKP_SRC
+// and what it must be.
 func OpenLKPSource(dir string, workloads ...string) (*LKPSource, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("LKP_SRC=%s: not a directory (it must be an lkp-tests checkout: git clone https://github.com/intel/lkp-tests)", dir)
@@ -28,11 +29,13 @@ func OpenLKPSource(dir string, workloads ...string) (*LKPSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LKP_SRC=%s: %v", dir, err)
 	}
+	needed := false
 	for _, w := range workloads {
 		prog := LKPProgram(w)
 		if prog == "" {
 			continue
 		}
+		needed = true
 		p := filepath.Join(abs, "programs", prog, "parse")
 		fi, err := os.Stat(p)
 		if err != nil || fi.IsDir() {
@@ -45,7 +48,7 @@ func OpenLKPSource(dir string, workloads ...string) (*LKPSource, error) {
 		}
 	}
 	ruby, err := exec.LookPath("ruby")
-	if err != nil {
+	if err != nil && needed {
 		return nil, fmt.Errorf("LKP_SRC=%s: lkp's parsers are Ruby scripts and ruby is not on PATH (Debian: apt-get install ruby ruby-activesupport)", dir)
 	}
 	return &LKPSource{dir: abs, ruby: ruby}, nil

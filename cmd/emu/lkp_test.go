@@ -130,5 +130,20 @@ func TestLKPSrcCompareMerge(t *testing.T) {
 		if code != 0 || got != want {
 			t.Errorf("%v: merge with lkp's parsers (exit %d, %s):\n%s\nwant (the ports' rows):\n%s", w, code, errs, got, want)
 		}
+		// A record without its report keeps its lkp rows, with a warning.
+		f, err = os.Create(nd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			r.Report = ""
+			b, _ := json.Marshal(r)
+			f.Write(append(b, '\n'))
+		}
+		f.Close()
+		code, got, errs = runEmu("merge", nd)
+		if code != 0 || !strings.Contains(got, w[1]+".bogus") || !strings.Contains(errs, "emu merge: warning: 2 of the 2 records carry no report") {
+			t.Errorf("%v: merge of records without reports: exit %d, %s\n%s", w, code, errs, got)
+		}
 	}
 }
