@@ -400,7 +400,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, func(fs *flag.FlagSet) {
 		f.declare(fs, true)
-		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text; "+jsonHostKeys)
+		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, report, lkp, counters, profile) instead of the text; "+jsonHostKeys)
 		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat (version 16) at the end of the run to FILE")
 		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order) to FILE")
 		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
@@ -411,7 +411,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 		fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
-		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, counters, histograms) to FILE")
+		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, lkp, report, counters, histograms) to FILE")
 	})
 	if err != nil {
 		return err
