@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,6 +293,73 @@ func TestLKPHackbench(t *testing.T) {
 	for _, k := range []string{"hackbench.throughput", "hackbench.throughput_best", "hackbench.throughput_worst"} {
 		if got := st[k]; math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%s = %v, want %v", k, got, want)
+		}
+	}
+}
+
+// lkpRandomOutputs are seeded random outputs of the tools lkp parses
+// (several instances and iterations, zero latencies, receive lines,
+// failed stressors and per-stressor metrics), for the property test.
+func lkpRandomOutputs(seed int64) map[string]string {
+	r := rand.New(rand.NewSource(seed))
+	var hb, sb, np, sn strings.Builder
+	for inst := 1; inst <= 1+r.Intn(3); inst++ {
+		fmt.Fprintf(&hb, "Instance: %d\n", inst)
+		g, fds, loops := 1+r.Intn(64), 1+r.Intn(40), 1+r.Intn(60000)
+		for it := 1; it <= 1+r.Intn(6); it++ {
+			fmt.Fprintf(&hb, "Iterations: %d\nRunning in process mode with %d groups using %d file descriptors each (== %d tasks)\n", it, g, fds, 2*g*fds)
+			fmt.Fprintf(&hb, "Each sender will pass %d messages of 100 bytes\nTime: %.3f\n", loops, 0.001+r.Float64()*20)
+		}
+		fmt.Fprintf(&sb, "Instance: %d\n", inst)
+		for it := 1; it <= 1+r.Intn(3); it++ {
+			fmt.Fprintf(&sb, "Iteration : %d\n", it)
+			for blk := 0; blk <= r.Intn(3); blk++ {
+				for _, sec := range []string{"Wakeup Latencies", "Request Latencies", "RPS"} {
+					fmt.Fprintf(&sb, "%s percentiles (usec) runtime %d (s) (%d total samples)\n", sec, blk+1, r.Intn(1000))
+					for _, p := range []string{"  50.0th", "  90.0th", "* 99.0th", "  99.9th"} {
+						fmt.Fprintf(&sb, "\t%s: %-10d (%d samples)\n", p, r.Intn(3)*r.Intn(20000), r.Intn(100))
+					}
+					fmt.Fprintf(&sb, "\t  min=%d, max=%d\n", r.Intn(2)*r.Intn(50), r.Intn(90000))
+				}
+				fmt.Fprintf(&sb, "current rps: %.2f\n", r.Float64()*1000)
+			}
+		}
+	}
+	for i := 0; i < 1+r.Intn(8); i++ {
+		if r.Intn(2) == 0 {
+			fmt.Fprintf(&np, "MIGRATED UDP STREAM TEST\nSocket  Message  Elapsed      Messages                   CPU      Service\nSize    Size     Time         Okay Errors   Throughput   Util     Demand\nbytes   bytes    secs            #      #   10^6bits/sec %% SS     us/KB\n\n")
+			fmt.Fprintf(&np, "212992   %d   %.2f    %d      0    %.1f     24.11    3.977 \n", 1+r.Intn(65507), 1+r.Float64()*300, r.Intn(1e8), r.Float64()*70000)
+			fmt.Fprintf(&np, "212992           %.2f    %d           %.1f     24.11    3.977 \n\n", 1+r.Float64()*300, r.Intn(1e8), r.Float64()*70000)
+		} else {
+			fmt.Fprintf(&np, "MIGRATED UDP REQUEST/RESPONSE TEST\nLocal /Remote\nSocket Size   Request Resp.  Elapsed Trans.   CPU    CPU    S.dem   S.dem\nSend   Recv   Size    Size   Time    Rate     local  remote local   remote\nbytes  bytes  bytes   bytes  secs.   per sec  %% S    %% S    us/Tr   us/Tr\n\n")
+			fmt.Fprintf(&np, "16384  131072 1       1      %.2f    %.2f  23.40  23.40  46.457  46.457 \n16384  131072\n", 0.01+r.Float64()*300, r.Float64()*90000)
+		}
+	}
+	fmt.Fprintf(&sn, "stress-ng: info:  [9] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s\nstress-ng: info:  [9]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n")
+	for _, name := range []string{"switch", "sem", "nanosleep", "futex"} {
+		ops := r.Intn(3) * r.Intn(1e7)
+		fmt.Fprintf(&sn, "stress-ng: info:  [9] %-12s %9d     60.00    128.04   1291.13   %.2f      331824.84\n", name, ops, float64(ops)/60)
+		if r.Intn(2) == 0 {
+			fmt.Fprintf(&sn, "stress-ng: info:  [9] %-12s %12.2f nanosecs per call (harmonic mean of %d instances)\n", name, float64(r.Intn(2))*r.Float64()*2000, 1+r.Intn(224))
+		}
+	}
+	fmt.Fprintf(&sn, "stress-ng: info:  [9] for a 60.00s run time:\n")
+	return map[string]string{"hackbench": hb.String(), "schbench": sb.String(), "netperf": np.String(), "stress-ng": sn.String()}
+}
+
+// Property: on random outputs, each port prints what lkp's own parser
+// prints (LKP_SRC and ruby; 8 seeds of each of four parsers).
+func TestLKPPortsAgreeRandom(t *testing.T) {
+	src := lkpSource(t)
+	for seed := int64(1); seed <= 8; seed++ {
+		for prog, out := range lkpRandomOutputs(seed) {
+			lkp, err := src.Parse(prog, out)
+			if err != nil {
+				t.Fatalf("seed %d %s: %v\n%s", seed, prog, err, out)
+			}
+			if d := diffStats(LKPParse(prog, out), lkp); len(d) > 0 {
+				t.Errorf("seed %d: the port of %s differs from lkp's:\n  %s\n%s", seed, prog, strings.Join(d, "\n  "), out)
+			}
 		}
 	}
 }
