@@ -363,3 +363,25 @@ func TestLKPPortsAgreeRandom(t *testing.T) {
 		}
 	}
 }
+
+// No output makes a port panic, and what a port returns is finite (JSON
+// carries it). Seeds: lkp's fixtures and rqemu's outputs.
+func FuzzLKPParse(f *testing.F) {
+	yamls, _ := filepath.Glob(filepath.Join("testdata", "lkp", "*", "*.yaml"))
+	for _, y := range yamls {
+		in, err := os.ReadFile(strings.TrimSuffix(y, ".yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(filepath.Base(filepath.Dir(y)), string(in))
+	}
+	f.Fuzz(func(t *testing.T, prog, out string) {
+		for _, p := range []string{prog, "netperf", "hackbench", "schbench", "stress-ng", "perf-bench-sched-pipe", "perf-bench-sched-messaging", "oltp", "sysbench"} {
+			for k, v := range LKPParse(p, out) {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("%s: %s = %v", p, k, v)
+				}
+			}
+		}
+	})
+}
