@@ -227,12 +227,12 @@ func (r *compareRun) run(stop <-chan struct{}, workload string) {
 	for _, p := range res.Sim.Profile(nil) {
 		prof[p.Symbol] = p.Percent
 	}
-	lkp := bench.LKPStats(workload, report.String())
-	if r.lkpSrc != nil {
-		if lkp, err = r.lkpSrc.Stats(workload, report.String()); err != nil {
-			r.err = err
-			return
-		}
+	var lkp map[string]float64
+	if r.lkpSrc == nil {
+		lkp = bench.LKPStats(workload, report.String())
+	} else if lkp, err = r.lkpSrc.Stats(workload, report.String()); err != nil {
+		r.err = err
+		return
 	}
 	r.sample = sample{metrics: m, lkp: lkp, counters: res.Sim.Counters(), profile: prof}
 }
