@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -29,7 +30,9 @@ lkp's names, read from the workload's output by ports of lkp's parsers
 own workload metrics (rqemu.WORKLOAD.*), the scheduler rates and counters
 (perf-stat.ps.context-switches, perf-stat.ps.cpu-migrations, rqemu.*),
 and the profile's self shares (perf-profile.self.cycles-pp.*, whose change
-is in percentage points, as lkp prints it).
+is in percentage points, as lkp prints it). With LKP_SRC set to an
+lkp-tests checkout, lkp's own parsers (programs/TESTCASE/parse, run by
+ruby) read the output instead of the ports.
 
 The emulator is deterministic: the spread over seeds is the workload's
 own randomness (placement, wakeup order), not machine noise.
@@ -73,16 +76,25 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	var e engineFlags
 	var base, patch string
 	var seeds, jobs int
+	// schbench has a -j of its own (its JSON file): there, compare's runs
+	// at once are -jobs (declaring -j twice was a panic).
+	jobsFlag := "j"
+	if workloadHasFlag(workloadName(args, "hackbench"), "j") {
+		jobsFlag = "jobs"
+	}
 	declare := func(fs *flag.FlagSet) {
 		e.declare(fs, false)
 		fs.StringVar(&base, "base", emu.DefaultProfile, "the base feature set")
 		fs.StringVar(&patch, "patch", "", "the patched feature set (required)")
 		fs.IntVar(&seeds, "seeds", 3, "runs per side (seeds -seed .. -seed+N-1)")
-		fs.IntVar(&jobs, "j", 1, "runs executed at once, sharing the host's CPUs (same bytes; on a host with few CPUs, -j N beats one parallel run at a time)")
+		fs.IntVar(&jobs, jobsFlag, 1, "runs executed at once, sharing the host's CPUs (same bytes; on a host with few CPUs, -"+jobsFlag+" N beats one parallel run at a time)")
 	}
 	st, err := parseWithWorkload("compare", compareUsage, args, stderr, &e, declare)
 	if err != nil {
 		return err
+	}
+	if jobsFlag == "jobs" && slices.ContainsFunc(st.wargs, func(a string) bool { return strings.HasPrefix(a, "-j=") }) {
+		return usagef("-j: %s's own -j (its JSON file) is not written by compare; runs at once are -jobs N here", st.spec.Name)
 	}
 	if patch == "" {
 		return usagef("-patch: required (a feature set, e.g. %s,+TG_LOAD_RATELIMIT)", emu.DefaultProfile)
@@ -91,7 +103,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return usagef("-seeds: must be in [1, 100], got %d", seeds)
 	}
 	if jobs < 1 || jobs > 256 {
-		return usagef("-j: runs at once must be in [1, 256], got %d", jobs)
+		return usagef("-%s: runs at once must be in [1, 256], got %d", jobsFlag, jobs)
 	}
 	if e.seed > math.MaxUint64-uint64(seeds) {
 		return usagef("-seed: %d with -seeds %d runs past the last seed (allowed: -seed up to %d)", e.seed, seeds, uint64(math.MaxUint64-uint64(seeds)))
@@ -112,6 +124,10 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if _, err := st.mk(st.m); err != nil {
 		return workloadError(err)
 	}
+	lkpSrc, err := lkpSourceFor(st.spec.Name)
+	if err != nil {
+		return err
+	}
 	stop, unlisten := interrupts()
 	defer unlisten()
 	// The runs, seed by seed, base then patch; each a fresh workload
@@ -131,7 +147,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 				// As sweep -j: the host's CPUs shared among the runs.
 				cfg.Workers = max(1, runtime.GOMAXPROCS(0)/jobs)
 			}
-			runs = append(runs, &compareRun{side: side, w: w, cfg: cfg, done: make(chan struct{})})
+			runs = append(runs, &compareRun{side: side, w: w, cfg: cfg, lkpSrc: lkpSrc, done: make(chan struct{})})
 		}
 	}
 	wait := study.InOrder(jobs, len(runs), stop, func(i int, halt <-chan struct{}) {
@@ -171,10 +187,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 // compareRun is one run of compare: set up before the runs start, its
 // results written by the goroutine that runs it before done closes.
 type compareRun struct {
-	side int
-	w    bench.Workload
-	cfg  bench.RunConfig
-	done chan struct{}
+	side   int
+	w      bench.Workload
+	cfg    bench.RunConfig
+	lkpSrc *bench.LKPSource // nil: the ports read the output
+	done   chan struct{}
 
 	sample      sample
 	interrupted bool
@@ -210,7 +227,37 @@ func (r *compareRun) run(stop <-chan struct{}, workload string) {
 	for _, p := range res.Sim.Profile(nil) {
 		prof[p.Symbol] = p.Percent
 	}
-	r.sample = sample{metrics: m, lkp: bench.LKPStats(workload, report.String()), counters: res.Sim.Counters(), profile: prof}
+	var lkp map[string]float64
+	if r.lkpSrc == nil {
+		lkp = bench.LKPStats(workload, report.String())
+	} else if lkp, err = r.lkpSrc.Stats(workload, report.String()); err != nil {
+		r.err = err
+		return
+	}
+	r.sample = sample{metrics: m, lkp: lkp, counters: res.Sim.Counters(), profile: prof}
+}
+
+// lkpSourceFor opens $LKP_SRC for the workloads' parsers; nil when it is
+// not set. A wrong LKP_SRC is bad input (exit 2).
+func lkpSourceFor(workloads ...string) (*bench.LKPSource, error) {
+	dir := os.Getenv("LKP_SRC")
+	if dir == "" {
+		return nil, nil
+	}
+	src, err := bench.OpenLKPSource(dir, workloads...)
+	if err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	return src, nil
+}
+
+// workloadHasFlag reports whether workload name declares flag f.
+func workloadHasFlag(name, f string) bool {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if _, err := bench.Declare(fs, name); err != nil {
+		return false
+	}
+	return fs.Lookup(f) != nil
 }
 
 func freshWorkload(st *setup, e *engineFlags, declare func(*flag.FlagSet), stderr io.Writer) (bench.Workload, error) {

@@ -48,3 +48,17 @@ func TestCompareLayout(t *testing.T) {
 		t.Errorf("compare table:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// schbench's own -j (its JSON file) and compare's -j collided: compare
+// -workload schbench panicked (exit 3). There, runs at once are -jobs.
+func TestCompareSchbenchJobs(t *testing.T) {
+	base := []string{"compare", "-topo", "hikey-8", "-progress=false", "-patch", "v6.6-eevdf,-RUN_TO_PARITY", "-seeds", "1", "-workload", "schbench", "-m", "1", "-t", "2", "-r", "1"}
+	code, out, errs := runEmu(append(base, "-jobs", "2")...)
+	if code != 0 || !strings.Contains(out, "schbench.wakeup_latency_99%_us") {
+		t.Errorf("compare -workload schbench -jobs 2: exit %d, %s\n%s", code, errs, out)
+	}
+	code, _, errs = runEmu(append(base, "-j", "2")...)
+	if code != 2 || !strings.Contains(errs, "-j: schbench's own -j (its JSON file) is not written by compare; runs at once are -jobs N here") {
+		t.Errorf("compare -workload schbench -j 2: exit %d, %q", code, errs)
+	}
+}

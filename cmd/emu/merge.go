@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -94,7 +96,68 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return usagef("merge: no records in %s", strings.Join(fs.Args(), " "))
 	}
 	warnPartial(stderr, recs)
+	if err := lkpReparse(recs, stderr); err != nil {
+		return err
+	}
 	writeMerge(stdout, recs, base)
+	return nil
+}
+
+// lkpReparse replaces the records' lkp metrics with what lkp's own
+// parsers ($LKP_SRC) read from their reports, when LKP_SRC is set; a
+// record without a report (NDJSON written before records kept it) keeps
+// its own, with a warning.
+func lkpReparse(recs []*record, stderr io.Writer) error {
+	var workloads []string
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if !seen[r.Config.Workload] {
+			seen[r.Config.Workload] = true
+			workloads = append(workloads, r.Config.Workload)
+		}
+	}
+	src, err := lkpSourceFor(workloads...)
+	if src == nil {
+		return err
+	}
+	type job struct {
+		r   *record
+		lkp map[string]float64
+		err error
+	}
+	var jobs []*job
+	noReport := 0
+	for _, r := range recs {
+		switch {
+		case bench.LKPProgram(r.Config.Workload) == "":
+		case r.Report == "":
+			noReport++
+		default:
+			jobs = append(jobs, &job{r: r})
+		}
+	}
+	if noReport > 0 {
+		fmt.Fprintf(stderr, "emu merge: warning: %d of the %d records carry no report (\"report\"), so lkp's parsers cannot read them: their lkp rows are those recorded\n", noReport, len(recs))
+	}
+	// Each parser is a ruby process: several at once, as many as CPUs.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			j.lkp, j.err = src.Stats(j.r.Config.Workload, j.r.Report)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return j.err
+		}
+		j.r.LKP = j.lkp
+	}
 	return nil
 }
 

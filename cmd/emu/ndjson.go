@@ -32,7 +32,10 @@ type record struct {
 	Interrupted bool          `json:"interrupted"`
 	Result      bench.Metrics `json:"result"`
 	// LKP are lkp-tests' parsers' metrics of the workload's output.
-	LKP      map[string]float64 `json:"lkp,omitempty"`
+	LKP map[string]float64 `json:"lkp,omitempty"`
+	// Report is the workload's output (what emu run prints), which
+	// emu merge runs lkp's own parsers on when LKP_SRC is set.
+	Report   string             `json:"report,omitempty"`
 	Counters map[string]float64 `json:"counters"`
 	// Profile is each symbol's share of all the time (idle included, as
 	// perf report and compare's perf-profile rows have it), top 40.
@@ -100,7 +103,7 @@ func newRecord(o *study.Outcome, driver string) *record {
 	return &record{
 		Config: recordConfig{Topo: o.Run.Topo, CPUs: o.CPUs, Features: o.Run.Features, Workload: o.Run.Workload,
 			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched},
-		Seed: o.Seed, Host: h, Complete: o.Complete, Interrupted: o.Interrupted, Result: o.Metrics, LKP: o.LKP, Counters: o.Counters,
+		Seed: o.Seed, Host: h, Complete: o.Complete, Interrupted: o.Interrupted, Result: o.Metrics, LKP: o.LKP, Report: o.Report, Counters: o.Counters,
 		Profile: prof, Histograms: o.Histograms,
 	}
 }

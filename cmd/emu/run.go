@@ -400,7 +400,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, func(fs *flag.FlagSet) {
 		f.declare(fs, true)
-		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text; "+jsonHostKeys)
+		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, report, lkp, counters, profile) instead of the text; "+jsonHostKeys)
 		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat at the end of the run to FILE (version 15 to v6.8's layout, 16 from v6.9, as the -features profile prints it)")
 		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order, the profile's fields) to FILE")
 		fs.StringVar(&f.schedDebug, "sched-debug", "", "write /proc/sched_debug (debugfs sched/debug) as the -features profile's kernel prints it at the end of the run to FILE")
@@ -412,7 +412,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 		fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
-		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, counters, histograms) to FILE")
+		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, lkp, report, counters, histograms) to FILE")
 	})
 	if err != nil {
 		return err
@@ -694,6 +694,9 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"report":      report.String(),
 		"counters":    cs,
 		"profile":     prof,
+	}
+	if lkp := bench.LKPStats(st.spec.Name, report.String()); lkp != nil {
+		out["lkp"] = lkp
 	}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		out["histograms"] = h.Histograms(s)
