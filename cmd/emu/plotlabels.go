@@ -81,15 +81,15 @@ func withUnit(label, unit string) string {
 	return label + " (" + unit + ")"
 }
 
-// tickScale is the k/M/G step for an axis whose largest value is max:
-// labels switch to it from 10^4 on (50000 is "50k").
+// tickScale is the k/M/G step for an axis whose largest value is max
+// (50000 is "50k", 6000000 "6M"; below 10^4 no suffix).
 func tickScale(max float64) (float64, string) {
 	for _, s := range []struct {
-		min    float64
-		suffix string
-	}{{1e10, "G"}, {1e7, "M"}, {1e4, "k"}} {
+		min, scale float64
+		suffix     string
+	}{{1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}} {
 		if math.Abs(max) >= s.min {
-			return s.min / 10, s.suffix
+			return s.scale, s.suffix
 		}
 	}
 	return 1, ""

@@ -18,6 +18,8 @@ func TestPlotTickLabels(t *testing.T) {
 		{25, 100, "%", []string{"25%", "50%", "75%", "100%"}},
 		{0, 1, "", []string{"0", "0.5", "1"}},
 		{0, 3e7, "", []string{"0", "10M", "20M", "30M"}},
+		{0, 6e6, "", []string{"0", "3M", "6M"}},
+		{0, 1.5e6, "", []string{"0", "0.5M", "1M", "1.5M"}},
 	} {
 		var got []string
 		for _, tk := range (linTicks{suffix: c.suffix}).Ticks(c.min, c.max) {
