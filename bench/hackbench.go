@@ -615,6 +615,15 @@ func (w *msgBench) passed(s *emu.Sim) int64 {
 	return n
 }
 
+// LoopsDone is the share of the messages written so far.
+func (w *msgBench) LoopsDone() float64 {
+	var n int64
+	for _, c := range w.sent {
+		n += c
+	}
+	return float64(n) / float64(max(w.messages(), 1))
+}
+
 // stoppedEarly is the line an interrupted run prints before its time.
 func (w *msgBench) stoppedEarly(s *emu.Sim) string {
 	if s.Live() == 0 {

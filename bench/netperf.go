@@ -213,7 +213,7 @@ func (w *netperfBench) validate(m *hwmodel.Machine) (Workload, error) {
 		return nil, flagErr("-H", "want a host name or address, got %q", w.host)
 	}
 	if !(w.length > 0) || w.length > 1e6 {
-		return nil, flagErr("-l", "test length must be a positive number of seconds, got %v", w.length)
+		return nil, flagErr("-l", "test length %v s is out of range (allowed: more than 0, at most %d seconds of virtual time; netperf's negative -l, a transaction count, is not modeled)", w.length, MaxSeconds)
 	}
 	w.dur = int64(math.Round(w.length * 1e9))
 	if w.dur < 1_000 {

@@ -126,6 +126,12 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	return res, nil
 }
 
+// LoopProgress is implemented by workloads that end when their loops are
+// done (hackbench, messaging, pipe): the share of the work done so far,
+// in [0, 1], read between chunks, for a progress line's ETA (their Limit
+// is only a safety bound, far beyond the run's length).
+type LoopProgress interface{ LoopsDone() float64 }
+
 // DurationBound is implemented by workloads that run for a fixed time
 // (netperf -l, schbench -r) rather than until their loops are done.
 type DurationBound interface{ DurationBound() bool }

@@ -8,11 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 const plotUsage = `usage: emu plot FILE.ndjson|DIR ... -x AXIS -y METRIC [-by AXIS] [-o FILE.png|.svg]
@@ -20,7 +15,9 @@ const plotUsage = `usage: emu plot FILE.ndjson|DIR ... -x AXIS -y METRIC [-by AX
 
 Plots NDJSON records (emu run -o, emu reproduce -o, emu sweep) with
 gonum/plot. The first form draws METRIC over a sweep axis, one line per
-value of -by, each point the mean over the records (seeds) there. The
+value of -by, each point the mean over the records (seeds) there, with
+error bars of their standard deviation where there are several. The
+title names the machines and workloads, the axes their units. The
 second draws latency CDFs (log x axis) from the runs' histogram buckets
 (schbench's wakeup and request latencies, hopper's runnable waits), the
 records of each -by value merged; a value of 0 is counted but not drawn.
@@ -41,8 +38,11 @@ type series struct {
 	Label string    `json:"label"`
 	X     []float64 `json:"x"`
 	Y     []float64 `json:"y"`
-	// N is the number of records behind each point (sweep plots).
-	N []int `json:"n,omitempty"`
+	// N is the number of records behind each point (sweep plots); Err
+	// their population standard deviation, drawn as error bars where N
+	// > 1 (a sweep with -seeds N).
+	N   []int     `json:"n,omitempty"`
+	Err []float64 `json:"err,omitempty"`
 }
 
 // plotData is what a plot draws.
@@ -50,8 +50,10 @@ type plotData struct {
 	Title, XLabel, YLabel string
 	// XNames label a category axis (X then holds 0, 1, ...).
 	XNames []string `json:",omitempty"`
-	LogX   bool
-	Series []series
+	// XSuffix follows each X tick label ("%": nr given in percent).
+	XSuffix string `json:",omitempty"`
+	LogX    bool
+	Series  []series
 }
 
 // numeric reads an axis value as a number ("75%" is 75).
@@ -97,7 +99,15 @@ func sweepSeries(recs []*record, x, y, by string) (*plotData, error) {
 	if len(sums) == 0 {
 		return nil, usagef("-y: no record has metric %q (a workload metric, lkp metric, counter or profile.SYMBOL)", y)
 	}
-	d := &plotData{Title: y + " by " + x, XLabel: x, YLabel: y}
+	w, t := recordsWorkload(recs)
+	d := &plotData{
+		Title:  plotTitle(recs, y+" by "+x),
+		XLabel: withUnit(x, axisUnit(w, x, xOrder[0])),
+		YLabel: withUnit(y, metricUnit(w, t, y)),
+	}
+	if strings.HasSuffix(xOrder[0], "%") {
+		d.XSuffix = "%"
+	}
 	pos := map[string]float64{}
 	if allNumeric {
 		sort.SliceStable(xOrder, func(i, j int) bool {
@@ -114,6 +124,7 @@ func sweepSeries(recs []*record, x, y, by string) (*plotData, error) {
 		}
 		d.XNames = xOrder
 	}
+	seeds := 0
 	for _, bv := range byOrder {
 		s := series{Label: bv}
 		if bv == "" {
@@ -124,17 +135,79 @@ func sweepSeries(recs []*record, x, y, by string) (*plotData, error) {
 			if !ok {
 				continue
 			}
-			var m float64
-			for _, v := range vals {
-				m += v
-			}
+			m, sd := meanSD(vals)
 			s.X = append(s.X, pos[xv])
-			s.Y = append(s.Y, m/float64(len(vals)))
+			s.Y = append(s.Y, m)
 			s.N = append(s.N, len(vals))
+			s.Err = append(s.Err, sd)
+			seeds = max(seeds, len(vals))
 		}
 		d.Series = append(d.Series, s)
 	}
+	if seeds > 1 {
+		d.Title += fmt.Sprintf("\nmean ± standard deviation of the runs at each point (up to %d)", seeds)
+	} else {
+		for i := range d.Series {
+			d.Series[i].Err = nil
+		}
+	}
 	return d, nil
+}
+
+// meanSD is the mean and population standard deviation of vals.
+func meanSD(vals []float64) (float64, float64) {
+	var m, ss float64
+	for _, v := range vals {
+		m += v
+	}
+	m /= float64(len(vals))
+	for _, v := range vals {
+		ss += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(ss / float64(len(vals)))
+}
+
+// recordsWorkload is the records' workload and netperf test ("" where
+// they differ).
+func recordsWorkload(recs []*record) (w, t string) {
+	for i, r := range recs {
+		rt := r.Config.Params["t"]
+		if r.Config.Workload == "netperf" && rt == "" {
+			rt = "UDP_RR" // netperf's default -t
+		}
+		if i == 0 {
+			w, t = r.Config.Workload, rt
+		}
+		if r.Config.Workload != w {
+			w = ""
+		}
+		if rt != t {
+			t = ""
+		}
+	}
+	return w, t
+}
+
+// plotTitle names the machines and workloads of the records, then what
+// is drawn: "netperf UDP_RR on hikey-8: ...".
+func plotTitle(recs []*record, what string) string {
+	var topos, loads []string
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if !seen["t:"+r.Config.Topo] {
+			seen["t:"+r.Config.Topo] = true
+			topos = append(topos, r.Config.Topo)
+		}
+		l := r.Config.Workload
+		if r.Config.Workload == "netperf" && r.Config.Params["t"] != "" {
+			l += " " + r.Config.Params["t"]
+		}
+		if !seen["w:"+l] {
+			seen["w:"+l] = true
+			loads = append(loads, l)
+		}
+	}
+	return strings.Join(loads, ", ") + " on " + strings.Join(topos, ", ") + ": " + what
 }
 
 func paramNames(r *record) []string {
@@ -188,7 +261,15 @@ func cdfSeries(recs []*record, hist, by string) (*plotData, error) {
 		}
 		return nil, usagef("-hist: no histogram %q in the records (they have: %s)", hist, strings.Join(names, ", "))
 	}
-	d := &plotData{Title: hist + " latency CDF", XLabel: hist + " (" + unit + ", log)", YLabel: "fraction of samples <=", LogX: true}
+	if unit == "usec" {
+		unit = "µs"
+	}
+	d := &plotData{
+		Title:  plotTitle(recs, hist+" latency CDF"),
+		XLabel: hist + " latency (" + unit + ", log scale)",
+		YLabel: "fraction of samples ≤ x",
+		LogX:   true,
+	}
 	for _, bv := range order {
 		m := merged[bv]
 		vals := make([]uint64, 0, len(m))
@@ -214,41 +295,6 @@ func cdfSeries(recs []*record, hist, by string) (*plotData, error) {
 		d.Series = append(d.Series, s)
 	}
 	return d, nil
-}
-
-// render draws d into file (.png, .svg, .pdf, by the extension).
-func render(d *plotData, file string) error {
-	p := plot.New()
-	p.Title.Text = d.Title
-	p.X.Label.Text = d.XLabel
-	p.Y.Label.Text = d.YLabel
-	p.Add(plotter.NewGrid())
-	if d.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	var vs []any
-	for _, s := range d.Series {
-		xys := make(plotter.XYs, len(s.X))
-		for i := range s.X {
-			xys[i].X, xys[i].Y = s.X[i], s.Y[i]
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		vs = append(vs, s.Label, xys)
-	}
-	if err := plotutil.AddLinePoints(p, vs...); err != nil {
-		return err
-	}
-	if len(d.XNames) > 0 {
-		p.NominalX(d.XNames...)
-	}
-	if !d.LogX {
-		p.Y.Min = math.Min(p.Y.Min, 0)
-		p.Y.Max *= 1.05
-	}
-	return p.Save(8*vg.Inch, 5*vg.Inch, file)
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {

@@ -28,7 +28,7 @@ studies:
 %s
 examples:
   emu reproduce -list
-  emu reproduce tgload-udprr                 # a few minutes on 2 cores
+  emu reproduce tgload-udprr                 # about a minute of CPU time on 2 cores
   emu reproduce -quick all                   # every study at the shortest meaningful scale
   emu reproduce -j 2 tgload-udprr            # two runs at once: faster on 2 cores
   emu reproduce -seeds 3 -o udprr.ndjson tgload-udprr

@@ -482,7 +482,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	host0 := time.Now()
 	var prog *progress
 	if f.progress {
-		prog = &progress{line: newStatusLine(stderr), start: host0}
+		prog = newProgress(newStatusLine(stderr), host0, w, st)
 		cfg.Progress = prog.update
 	}
 	res, err := bench.Execute(w, cfg)
@@ -598,36 +598,6 @@ func writeFile(name string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// progress reports virtual time done, host time and an ETA on stderr
-// (statusLine), once the run has taken more than two seconds.
-type progress struct {
-	line  *statusLine
-	start time.Time
-	last  time.Time
-}
-
-func (p *progress) update(now, limit int64) {
-	t := time.Now()
-	el := t.Sub(p.start)
-	if el < 2*time.Second || t.Sub(p.last) < 500*time.Millisecond {
-		return
-	}
-	p.last = t
-	eta := "?"
-	if now > 0 {
-		eta = (time.Duration(float64(el) * float64(limit-now) / float64(now))).Round(time.Second).String()
-	}
-	p.line.show(fmt.Sprintf("emu: %.3f/%.3f s virtual, %s host, ETA %s (at most; loop workloads end sooner)",
-		float64(now)/1e9, float64(limit)/1e9, el.Round(100*time.Millisecond), eta), false)
-}
-
-// clear erases the progress line, if one was printed.
-func (p *progress) clear() {
-	if p != nil {
-		p.line.clear()
-	}
 }
 
 func parseCPUList(s string, n int) ([]int, error) {

@@ -43,6 +43,13 @@ func (s *statusLine) show(text string, final bool) {
 	}
 }
 
+// note writes a line of its own (a warning), erasing a terminal's status
+// line first; the next show draws the status again.
+func (s *statusLine) note(text string) {
+	s.clear()
+	fmt.Fprintln(s.w, text)
+}
+
 // clear erases a terminal's status line, if one is shown.
 func (s *statusLine) clear() {
 	if s.tty && s.printed {

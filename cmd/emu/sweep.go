@@ -51,14 +51,16 @@ modes:
   -print    print one emu run command per line (for GNU parallel, xargs)
   -count    print the number of points
   -index I  run point I only (0-based: a Slurm array task, an xargs job)
-  -slurm    print an sbatch script running the grid as a job array
+  -slurm    print an sbatch script running the grid as a job array, each
+            task with -slurm-time (default 1:00:00) and -slurm-mem (2G):
+            set them from one point's host_seconds and memory
 
 examples:
   emu sweep -topo spr-2s,icl-2s -features v6.6-eevdf,+TG_LOAD_RATELIMIT -seeds 3 \
       -o udprr.ndjson -workload netperf -t UDP_RR -nr 25%,50%,75%,100% -l 0.002 -cgroup docker
   emu sweep -print -emu bin/emu -o out/ GRID... | parallel -j 8
   seq 0 $(( $(emu sweep -count GRID...) - 1 )) | xargs -P 2 -I{} emu sweep -index {} -o out/ GRID...
-  emu sweep -slurm -o out/ GRID... > sweep.sbatch && sbatch sweep.sbatch
+  emu sweep -slurm -slurm-time 0:30:00 -slurm-mem 1G -o out/ GRID... > sweep.sbatch && sbatch sweep.sbatch
   emu merge out/ && emu plot out/ -x nr -y netperf.throughput_per_client -by features -o udprr.png`
 
 // sweep is a parsed grid.
@@ -283,6 +285,7 @@ func splitFeatures(v string) []string {
 // sweepOpts are sweep's own flags.
 type sweepOpts struct {
 	print, slurm, count bool
+	slurmTime, slurmMem string
 	index               int
 	jobs                int
 	out                 string
@@ -296,6 +299,8 @@ type sweepOpts struct {
 func (o *sweepOpts) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.print, "print", false, "print one emu run command per point")
 	fs.BoolVar(&o.slurm, "slurm", false, "print an sbatch script: a job array of the points")
+	fs.StringVar(&o.slurmTime, "slurm-time", "1:00:00", "-slurm: each array task's --time limit (`[D-]HH:MM:SS` or minutes)")
+	fs.StringVar(&o.slurmMem, "slurm-mem", "2G", "-slurm: each array task's --mem (`N[K|M|G|T]`)")
 	fs.BoolVar(&o.count, "count", false, "print the number of points")
 	fs.IntVar(&o.index, "index", -1, "run only point I (0-based)")
 	fs.IntVar(&o.jobs, "j", 1, "runs at a time when running here")
@@ -415,6 +420,9 @@ func parseSweep(args []string, stderr io.Writer) (*sweep, *sweepOpts, error) {
 	if modes > 1 {
 		return nil, nil, usagef("sweep: -print, -slurm, -count and -index exclude each other")
 	}
+	if err := checkSlurmLimits(o.slurmTime, o.slurmMem); err != nil {
+		return nil, nil, err
+	}
 	sw.topos = splitList(o.topo, true)
 	sw.features = splitFeatures(o.features)
 	if len(sw.topos) == 0 || len(sw.features) == 0 {
@@ -514,23 +522,6 @@ func countString(n int) string {
 		return fmt.Sprintf("more than %d", n)
 	}
 	return fmt.Sprint(n)
-}
-
-// writeSlurm prints an sbatch script whose array task i runs point i.
-func writeSlurm(w io.Writer, o *sweepOpts, args []string, n int) {
-	var keep []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "-slurm" || a == "--slurm" || a == "-slurm=true" {
-			continue
-		}
-		keep = append(keep, study.ShellQuote(a))
-	}
-	fmt.Fprintf(w, "#!/bin/bash\n#SBATCH --job-name=rqemu-sweep\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=%d\n#SBATCH --output=slurm-%%A_%%a.out\n",
-		n-1, max(1, runtime.NumCPU()))
-	fmt.Fprintf(w, "# %d points; each array task runs one and appends its NDJSON record.\n", n)
-	fmt.Fprintf(w, "# Afterwards: %s merge %s\n", study.ShellQuote(o.emu), study.ShellQuote(o.out))
-	fmt.Fprintf(w, "set -euo pipefail\nexec %s sweep -index \"$SLURM_ARRAY_TASK_ID\" %s\n", study.ShellQuote(o.emu), strings.Join(keep, " "))
 }
 
 // runJobs runs points here, o.jobs at a time, with a progress line.
