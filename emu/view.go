@@ -1,0 +1,206 @@
+package emu
+
+import (
+	"github.com/rqemu/rqemu/emu/pelt"
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// The view: how kernel code running on one CPU reads another CPU's
+// runqueue or a task it does not own (doc.go's "cross-CPU protocol").
+// Every reader here answers with the value published at the last barrier
+// (snapshot.go) plus this CPU's own writes not yet published (its direct
+// enqueues, its wakeup migrations away); the CPU itself, and the barrier,
+// read exactly. lbView also reads the lines (the access is logged).
+
+// snapCPU is what this CPU sees of CPU c: itself exactly, others as
+// published. Code the barrier runs on a CPU's behalf (NOHZ idle
+// balancing) sees every CPU exactly: nothing else is running then. The
+// readers of idle take the published value at their own time
+// (cpuSnap.at); the others have no use for it.
+func (rq *RQ) snapCPU(c int) cpuSnap {
+	if c != rq.cpu && !rq.pay.barrier {
+		return rq.sim.snap[c]
+	}
+	return rq.sim.cpus[c].exactSnap()
+}
+
+// exactSnap is this CPU as it is now: what publish copies, and what the
+// CPU itself (or the barrier) reads. (Written for the inliner: with k
+// read once and the pending wake list folded into idle, snapCPU stays
+// within its budget of 80 and inlines into every probe of the wakeup and
+// balancing scans. should_we_balance()'s ttwu_pending test reads its own
+// CPU directly instead of a snapshot field.)
+func (rq *RQ) exactSnap() cpuSnap {
+	k := &rq.rqKernel
+	return cpuSnap{
+		idle:       k.curr == nil && k.nrRunning == 0 && len(rq.wlBatch) == 0,
+		utilEst:    k.cfs.avg.UtilEst.Enqueued,
+		nrRunning:  k.nrRunning,
+		hNrRunning: k.cfs.hNrRunning,
+		load:       k.cfs.avg.LoadAvg,
+		util:       k.cfs.avg.UtilAvg,
+		runnable:   k.cfs.avg.RunnableAvg,
+	}
+}
+
+// taskView is what this CPU sees of task t: exact if it owns it, else the
+// published snapshot. A task's CPU (its owner) changes only at barriers,
+// so reading t.cpu during an epoch is safe.
+func (rq *RQ) taskView(t *Task) taskSnap {
+	if t.cpu == rq.cpu {
+		return rq.exactTaskSnap(t)
+	}
+	return t.pub
+}
+
+// exactTaskSnap is task t, which this CPU owns, as it is now: what
+// publish copies, and what its owner reads.
+func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
+	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
+		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU, delayed: t.se.SchedDelayed}
+}
+
+// ownEnqueue is a wakeup this CPU enqueued on CPU cpu by the direct path
+// (the target's rq lock). The kernel's waker has done activate_task() on
+// the target when it returns, so its later reads of that runqueue see the
+// task: nr_running, h_nr_running, the PELT sums a migrating task joins
+// (attach_entity_load_avg()), and rd->overload, which add_nr_running()
+// sets when nr_running reaches 2. In the model the target applies the
+// enqueue in the epoch after the barrier that delivers it, and publishes
+// it at the barrier after that; until then (epoch, the barrier count when
+// the waker posted it, plus one) the waker adds it to what it sees
+// (ownEnqueues). Simplified: a migrating task's util_avg stands for its
+// util_est (util_est_enqueue()), its runnable_avg is not added, and a
+// loser of a race for the wakee (claimWake) is counted as if it had
+// enqueued for those two epochs.
+type ownEnqueue struct {
+	cpu        int
+	epoch      int64
+	moved      bool
+	load, util uint64
+}
+
+// noteEnqueue records a direct remote enqueue of the task v shows onto
+// cpu, dropping the records the snapshots show by now.
+func (rq *RQ) noteEnqueue(v taskSnap, cpu int) {
+	k := 0
+	for _, e := range rq.enqueuedTo {
+		if e.epoch+1 >= rq.sim.Epochs {
+			rq.enqueuedTo[k] = e
+			k++
+		}
+	}
+	rq.enqueuedTo = append(rq.enqueuedTo[:k], ownEnqueue{cpu: cpu, epoch: rq.sim.Epochs,
+		moved: v.cpu != cpu, load: v.hLoad, util: v.util})
+}
+
+// ownEnqueues adds to snap (CPU c as published) the direct enqueues this
+// CPU did there that the snapshot does not show yet, and reports whether
+// there were any. (The barrier, balancing on an idle CPU's behalf, sees
+// every CPU exactly.)
+func (rq *RQ) ownEnqueues(c int, snap cpuSnap) (cpuSnap, bool) {
+	if len(rq.enqueuedTo) == 0 || c == rq.cpu || rq.pay.barrier {
+		return snap, false
+	}
+	found := false
+	for _, e := range rq.enqueuedTo {
+		if e.cpu != c || e.epoch+1 < rq.sim.Epochs {
+			continue // another CPU, or published: the snapshot has it
+		}
+		found = true
+		snap.idle = false
+		snap.nrRunning++
+		snap.hNrRunning++
+		if e.moved {
+			snap.load += e.load
+			snap.util += e.util
+			snap.utilEst += uint32(e.util)
+		}
+	}
+	return snap, found
+}
+
+// ownRemoval is a wakeup migration away from this CPU that this CPU did
+// (the wakee slept here): migrate_task_rq_fair() -> remove_entity_load_avg()
+// queues the task's averages, synced to the queue's last update, on
+// cfs_rq->removed, and this CPU's next update_cfs_rq_load_avg() takes them
+// off its sums: the waker's own dequeue when it sleeps, or the
+// update_blocked_averages() that newidle_balance() and the periodic
+// balance run first. The model queues the removal at the barrier
+// (setTaskCPUFrom), so until then the waker's balancing subtracts it from
+// its own view (lbView). Simplified: a task in a group takes its util off
+// the root (which update_tg_cfs_util() propagates) but not its load.
+type ownRemoval struct {
+	epoch                int64
+	load, util, runnable uint64
+}
+
+// noteRemoval records the wakeup migration of p, which this CPU owns,
+// away from it.
+func (rq *RQ) noteRemoval(p *Task) {
+	k := 0
+	for _, e := range rq.removedFrom {
+		if e.epoch == rq.sim.Epochs {
+			rq.removedFrom[k] = e
+			k++
+		}
+	}
+	se := &p.se
+	avg := se.Avg
+	pelt.UpdateBlockedSE(se.cfsRq.avg.LastUpdateTime, &avg, se.weightDown()) // sync_entity_load_avg()
+	r := ownRemoval{epoch: rq.sim.Epochs, util: avg.UtilAvg, runnable: avg.RunnableAvg}
+	if se.cfsRq == rq.cfs {
+		r.load = avg.LoadAvg
+	}
+	rq.removedFrom = append(rq.removedFrom[:k], r)
+}
+
+// ownRemovals takes this CPU's removals of this epoch off its own view.
+func (rq *RQ) ownRemovals(v cpuSnap) cpuSnap {
+	for _, e := range rq.removedFrom {
+		if e.epoch != rq.sim.Epochs {
+			continue // the barrier queued it on cfs_rq->removed
+		}
+		v.load -= min(v.load, e.load)
+		v.util -= min(v.util, e.util)
+		v.runnable -= min(v.runnable, e.runnable)
+	}
+	return v
+}
+
+// seeCPU is snapCPU at this CPU's time plus its own unpublished direct enqueues: what
+// it reads of CPU c's runqueue.
+func (rq *RQ) seeCPU(c int) cpuSnap {
+	v, _ := rq.ownEnqueues(c, rq.snapCPU(c).at(rq.now))
+	return v
+}
+
+// ownOverload is rd->overload as this CPU's own direct enqueues of the
+// last two epochs set it: one of them brought its target to two tasks.
+func (rq *RQ) ownOverload() bool {
+	for _, e := range rq.enqueuedTo {
+		if v, ok := rq.ownEnqueues(e.cpu, rq.snapCPU(e.cpu)); ok && v.nrRunning >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// view is what the balancing CPU b sees of CPU c, reading its lines.
+func (b *RQ) lbView(c int) cpuSnap {
+	if c != b.cpu {
+		site := b.site(SymLoadBalance)
+		o := b.sim.cpus[c]
+		// update_sg_lb_stats() loads each CPU's runqueue independently
+		// of the others: the misses overlap.
+		was := b.log.SetIndependent(true)
+		o.lock.NrRunning(b.log, b.logNow(), site)
+		b.log.Record(b.logNow(), o.avgLine, hwmodel.Read, site)
+		b.log.SetIndependent(was)
+	}
+	b.cost(hwmodel.OpBalanceRQ)
+	if c == b.cpu && !b.pay.barrier {
+		return b.ownRemovals(b.snapCPU(c))
+	}
+	return b.seeCPU(c)
+}
