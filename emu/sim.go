@@ -61,7 +61,7 @@ type Sim struct {
 	space *contention.Space // its lines are the CPUs' shared state (atomic: contention/)
 	cfg   Config
 
-	// cpus, root, groups, tasks, parents: appended by New, NewGroup,
+	// cpus, root, groups, tasks, parents: written only by New, NewGroup,
 	// NewTask and NewForkParent (a workload's setup, before Run or
 	// between runs); each RQ, group queue and task has its own owner.
 	cpus    []*RQ

@@ -66,10 +66,10 @@ type Task struct {
 	Comm string // fixed
 	Nice int    // fixed
 
-	state TaskState // barrier: claimWake, load balancing
-	cpu   int       // task_cpu(p); barrier only (a wakeup migration, load balancing)
-	se    SchedEntity
-	group *TaskGroup // fixed
+	state TaskState   // barrier: claimWake, load balancing
+	cpu   int         // task_cpu(p); barrier only (a wakeup migration, load balancing)
+	se    SchedEntity // owned by the task's CPU; barrier: a migration there re-homes it (setTaskCPU)
+	group *TaskGroup  // fixed
 
 	prog   Program     // fixed
 	parent *ForkParent // the tool's process that forked it (nil: none); fixed
@@ -86,16 +86,18 @@ type Task struct {
 	uclampVal    [2]uint32
 
 	// Program execution: what is left of the current compute action, and
-	// the run segment in progress while the task is in user mode.
+	// the run segment in progress while the task is in user mode. Owned
+	// by the task's CPU.
 	remaining int64
 	segStart  int64
-	// mm is TaskSpec.MM (0: none modeled).
+	// mm is TaskSpec.MM (0: none modeled). fixed.
 	mm int
 	// exitedAt is the CPU's clock when the task exited (-1 while it
-	// lives). Written once by its CPU, in exitTask.
+	// lives). Owned by the task's CPU: written once, in exitTask.
 	exitedAt int64
 	// segRate is the speed of the current user segment, per mille of the
-	// CPU's speed alone (SMT sharing, RQ.smtRate).
+	// CPU's speed alone (SMT sharing, RQ.smtRate). Owned by the task's
+	// CPU, with segGen and inUser.
 	segRate int64
 	segGen  uint64
 	inUser  bool
@@ -134,7 +136,8 @@ type Task struct {
 	wakeeFlipDecayTS int64
 	recentUsedCPU    int
 
-	// se.group_node: the links of rq->cfs_tasks (taskList).
+	// se.group_node: the links of rq->cfs_tasks (taskList). Owned by the
+	// task's CPU, as its runqueue is.
 	tlPrev, tlNext *Task
 	onList         bool
 
@@ -149,7 +152,8 @@ type Task struct {
 	isDirty bool
 
 	// sched_info: when the task last became runnable (sched_info_enqueue)
-	// and last started running (sched_info_arrive).
+	// and last started running (sched_info_arrive). Owned by the task's
+	// CPU.
 	lastQueued  int64
 	lastArrival int64
 
