@@ -25,6 +25,17 @@ import (
 //     schedTTWUPending, then ttwuDoActivate, which enqueues (core.go's
 //     activate_task(), fair.go's enqueue_task_fair()).
 
+// signal is the signalling half of a wait queue wakeup (__wake_up() on a
+// queue with at most one waiter): wake the owner if it waits on sem, else
+// leave the signal pending.
+func (rq *RQ) signal(sem *Sem, stamp int64, wakeFlags int) {
+	p := sem.owner
+	if p == nil {
+		panic(fmt.Sprintf("emu: CPU %d signals %v, which has no owner (bind it with TaskSpec.Sems)", rq.cpu, sem))
+	}
+	rq.tryToWakeUp(p, sem, stamp, wakeFlags)
+}
+
 // tryToWakeUp is core.c: try_to_wake_up() on this CPU, for a wakeup
 // through sem (nil: a timed sleep's timer). A task not asleep on sem gets
 // the signal left pending instead (asleepOn); one this CPU does not own
