@@ -28,7 +28,7 @@ const (
 // the barrier. At the barrier every goroutine is stopped and the engine,
 // one goroutine, may write any RQ: the fields below marked "barrier:" are
 // the ones it writes as part of the cross-CPU protocol, and load
-// balancing's pulls, pushes and idle balancing (balance.go, rebalance.go)
+// balancing's pulls, pushes and idle balancing (pull.go, rebalance.go)
 // change the kernel state of the CPUs involved as their owners would.
 // Fields set at NewSim and never written again are marked "fixed".
 type RQ struct {
@@ -153,10 +153,10 @@ type rqKernel struct {
 	// runqueue by the direct path (ttwu_queue() under the target's rq
 	// lock) that the published snapshots may not show yet: in the kernel
 	// the target's nr_running and rd->overload are then this CPU's own
-	// writes (balance.go: ownEnqueues). Owned by CPU i.
+	// writes (view.go: ownEnqueues). Owned by CPU i.
 	enqueuedTo []ownEnqueue
 	// removedFrom lists this epoch's wakeup migrations away from this
-	// CPU that it did itself (balance.go: ownRemoval). Owned by CPU i.
+	// CPU that it did itself (view.go: ownRemoval). Owned by CPU i.
 	removedFrom []ownRemoval
 
 	// Scratch sets of the balancing and wakeup scans.

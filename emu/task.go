@@ -55,7 +55,7 @@ var legalTransitions = [7][7]bool{
 //     fields (stamp, waitingOn, timer, recentUsedCPU, the wakeup
 //     counters) and, if the waker chose another CPU, the migration
 //     (set_task_cpu(): cpu and se);
-//   - load balancing's pulls and pushes (balance.go): state, cpu, se, the
+//   - load balancing's pulls and pushes (pull.go): state, cpu, se, the
 //     cfs_tasks links, sched_info and uclamp accounting;
 //   - sched_setaffinity() (applyAffinity): affinity;
 //   - the publication (snapshot.go): pub and isDirty.

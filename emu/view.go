@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"slices"
+
 	"github.com/rqemu/rqemu/emu/pelt"
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -9,8 +11,9 @@ import (
 // runqueue or a task it does not own (doc.go's "cross-CPU protocol").
 // Every reader here answers with the value published at the last barrier
 // (snapshot.go) plus this CPU's own writes not yet published (its direct
-// enqueues, its wakeup migrations away); the CPU itself, and the barrier,
-// read exactly. lbView also reads the lines (the access is logged).
+// enqueues, its wake-list pushes, its wakeup migrations away); the CPU
+// itself, and the barrier, read exactly. idleCPU, readNrRunning, readLoad
+// and lbView also read the lines, logged for the weave to price.
 
 // snapCPU is what this CPU sees of CPU c: itself exactly, others as
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
@@ -203,4 +206,51 @@ func (b *RQ) lbView(c int) cpuSnap {
 		return b.ownRemovals(b.snapCPU(c))
 	}
 	return b.seeCPU(c)
+}
+
+// idleCPU is core.c: available_idle_cpu() of cpu as this CPU sees it:
+// reads of its rq->curr, nr_running and ttwu_pending lines.
+func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
+	if cpu != rq.cpu {
+		rq.cost(hwmodel.OpSISProbe)
+		o := rq.sim.cpus[cpu]
+		site := rq.site(sym)
+		// The probes' loads do not depend on each other (the scan's
+		// addresses come from the CPU number): an out-of-order core
+		// overlaps their misses.
+		was := rq.log.SetIndependent(true)
+		rq.log.Record(rq.now, o.currLine, hwmodel.Read, site)
+		o.lock.NrRunning(rq.log, rq.now, site)
+		o.wake.Pending(rq.log, rq.now, site)
+		rq.log.SetIndependent(was)
+		if slices.Contains(rq.wokeTo, cpu) {
+			// core.c: idle_cpu() tests rq->ttwu_pending, which this
+			// CPU's own wake-list push (or direct enqueue) set this
+			// epoch: a waker waking several tasks in a row does not
+			// see the CPU it just woke a task onto as idle.
+			return false
+		}
+		if _, own := rq.ownEnqueues(cpu, cpuSnap{}); own {
+			// The same for a direct enqueue the barrier delivered
+			// but the target has not yet published (ownEnqueue).
+			return false
+		}
+	}
+	return rq.snapCPU(cpu).at(rq.now).idle
+}
+
+// readNrRunning reads cpu's rq->nr_running.
+func (rq *RQ) readNrRunning(cpu int, sym Symbol) int {
+	if cpu != rq.cpu {
+		rq.sim.cpus[cpu].lock.NrRunning(rq.log, rq.now, rq.site(sym))
+	}
+	return rq.seeCPU(cpu).nrRunning
+}
+
+// readLoad is fair.c: cpu_load(): the rq's cfs.avg.load_avg.
+func (rq *RQ) readLoad(cpu int, sym Symbol) uint64 {
+	if cpu != rq.cpu {
+		rq.log.Record(rq.now, rq.sim.cpus[cpu].avgLine, hwmodel.Read, rq.site(sym))
+	}
+	return rq.seeCPU(cpu).load
 }
