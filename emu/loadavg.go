@@ -158,16 +158,6 @@ func (rq *RQ) tgLoadAvgAdd(tg *TaskGroup, delta int64) {
 	rq.Stats.TgLoadAvgWrites++
 }
 
-// tgLoadAvgRead is the atomic_long_read() of tg->load_avg in
-// calc_group_shares(): the line is really read (and priced), but the value
-// used is the one published at the last barrier plus this CPU's own
-// writes, so the decision does not depend on the host's race.
-func (rq *RQ) tgLoadAvgRead(tg *TaskGroup) int64 {
-	tg.loadAvg.Load(rq.log, rq.now, rq.site(SymUpdateCfsGroup))
-	rq.Stats.TgLoadAvgReads++
-	return tg.published + rq.tgDelta[tg.id]
-}
-
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x

@@ -333,17 +333,7 @@ func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip *cpuSet) int 
 	return -1
 }
 
-// --- remote reads: priced on the line, answered from the snapshot ---
-
-// testIdleCores is fair.c: test_idle_cores().
-func (rq *RQ) testIdleCores(cpu int) bool {
-	llc := &rq.sim.llc[cpu]
-	llc.shared.HasIdleCores(rq.log, rq.now, rq.site(SymSelectIdleSibling))
-	if v, ok := rq.llcWrite(llc.id); ok {
-		return v
-	}
-	return rq.sim.llcSnap[llc.id].hasIdleCores
-}
+// --- sd_llc_shared writes: on the line now, in the model at the barrier (the reads are view.go's) ---
 
 // setIdleCores is fair.c: set_idle_cores(): a write to the LLC's shared
 // line, applied to the model at the barrier (last writer in time wins).
@@ -356,37 +346,6 @@ func (rq *RQ) setIdleCores(cpu int, v bool) {
 		x = 1
 	}
 	rq.post(remoteOp{kind: opSetIdleCores, target: llc.id, val: x})
-}
-
-// readNrIdleScan reads sd_llc_shared->nr_idle_scan.
-func (rq *RQ) readNrIdleScan(cpu int) int {
-	llc := &rq.sim.llc[cpu]
-	llc.shared.NrIdleScan(rq.log, rq.now, rq.site(SymSelectIdleSibling))
-	return rq.sim.llcSnap[llc.id].nrIdleScan
-}
-
-func (rq *RQ) llcWrite(id int) (bool, bool) {
-	for _, w := range rq.llcWrites {
-		if w.id == id {
-			return w.v, true
-		}
-	}
-	return false, false
-}
-
-func (rq *RQ) setLLCWrite(id int, v bool) {
-	for i := range rq.llcWrites {
-		if rq.llcWrites[i].id == id {
-			rq.llcWrites[i].v = v
-			return
-		}
-	}
-	rq.llcWrites = append(rq.llcWrites, llcWrite{id, v})
-}
-
-type llcWrite struct {
-	id int
-	v  bool
 }
 
 // updateIdleCore is fair.c: __update_idle_core() on idle entry: if every

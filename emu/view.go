@@ -7,13 +7,18 @@ import (
 	"github.com/rqemu/rqemu/hwmodel"
 )
 
-// The view: how kernel code running on one CPU reads another CPU's
-// runqueue or a task it does not own (doc.go's "cross-CPU protocol").
-// Every reader here answers with the value published at the last barrier
+// The view: how kernel code running on one CPU reads shared kernel state
+// it does not own: another CPU's runqueue, a task, an LLC's
+// sd_llc_shared, a tg->load_avg (doc.go's "cross-CPU protocol"). Every
+// reader here answers with the value published at the last barrier
 // (snapshot.go) plus this CPU's own writes not yet published (its direct
-// enqueues, its wake-list pushes, its wakeup migrations away); the CPU
-// itself, and the barrier, read exactly. idleCPU, readNrRunning, readLoad
-// and lbView also read the lines, logged for the weave to price.
+// enqueues, wake-list pushes, wakeup migrations away, sd_llc_shared and
+// tg->load_avg writes); the CPU itself, and the barrier, read exactly. The
+// readers of a shared line (idleCPU, readNrRunning, readLoad, lbView,
+// testIdleCores, readNrIdleScan, tgLoadAvgRead) also read it, logged for
+// the weave to price. Not yet through here: smtRate (cpu.go), ttwuOnCPU
+// (ttwu.go) and updateIdleCPUScan's compare (balance.go) read the
+// published state directly.
 
 // snapCPU is what this CPU sees of CPU c: itself exactly, others as
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
@@ -253,4 +258,55 @@ func (rq *RQ) readLoad(cpu int, sym Symbol) uint64 {
 		rq.log.Record(rq.now, rq.sim.cpus[cpu].avgLine, hwmodel.Read, rq.site(sym))
 	}
 	return rq.seeCPU(cpu).load
+}
+
+// testIdleCores is fair.c: test_idle_cores().
+func (rq *RQ) testIdleCores(cpu int) bool {
+	llc := &rq.sim.llc[cpu]
+	llc.shared.HasIdleCores(rq.log, rq.now, rq.site(SymSelectIdleSibling))
+	if v, ok := rq.llcWrite(llc.id); ok {
+		return v
+	}
+	return rq.sim.llcSnap[llc.id].hasIdleCores
+}
+
+// readNrIdleScan reads sd_llc_shared->nr_idle_scan.
+func (rq *RQ) readNrIdleScan(cpu int) int {
+	llc := &rq.sim.llc[cpu]
+	llc.shared.NrIdleScan(rq.log, rq.now, rq.site(SymSelectIdleSibling))
+	return rq.sim.llcSnap[llc.id].nrIdleScan
+}
+
+func (rq *RQ) llcWrite(id int) (bool, bool) {
+	for _, w := range rq.llcWrites {
+		if w.id == id {
+			return w.v, true
+		}
+	}
+	return false, false
+}
+
+func (rq *RQ) setLLCWrite(id int, v bool) {
+	for i := range rq.llcWrites {
+		if rq.llcWrites[i].id == id {
+			rq.llcWrites[i].v = v
+			return
+		}
+	}
+	rq.llcWrites = append(rq.llcWrites, llcWrite{id, v})
+}
+
+type llcWrite struct {
+	id int
+	v  bool
+}
+
+// tgLoadAvgRead is the atomic_long_read() of tg->load_avg in
+// calc_group_shares(): the line is really read (and priced), but the value
+// used is the one published at the last barrier plus this CPU's own
+// writes, so the decision does not depend on the host's race.
+func (rq *RQ) tgLoadAvgRead(tg *TaskGroup) int64 {
+	tg.loadAvg.Load(rq.log, rq.now, rq.site(SymUpdateCfsGroup))
+	rq.Stats.TgLoadAvgReads++
+	return tg.published + rq.tgDelta[tg.id]
 }
