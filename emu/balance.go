@@ -262,7 +262,7 @@ func (e *lbEnv) updateIdleCPUScan() {
 	// nr_idle_scan = y * llc_weight / SCHED_CAPACITY_SCALE
 	nr := int(y * llcWeight / schedCapacityScale)
 	llc := &e.b.sim.llc[e.dstCPU]
-	if e.b.sim.llcSnap[llc.id].nrIdleScan == nr {
+	if e.b.publishedNrIdleScan(llc.id) == nr {
 		return
 	}
 	llc.shared.SetNrIdleScan(e.b.log, e.b.logNow(), e.b.site(SymLoadBalance), nr)

@@ -67,7 +67,7 @@ func (rq *RQ) smtRate() int64 {
 		return 1000
 	}
 	for _, c := range rq.m.SMTSiblings(rq.cpu) {
-		if c != rq.cpu && !rq.sim.snap[c].idle {
+		if c != rq.cpu && !rq.publishedIdle(c) {
 			return rq.smtYield
 		}
 	}

@@ -162,7 +162,7 @@ func (rq *RQ) ttwuOnCPU(p *Task, prev int) bool {
 	if prev == rq.cpu || !rq.feat.Has(TTWU_QUEUE) {
 		return false
 	}
-	oc := rq.sim.onCPU[prev]
+	oc := rq.onCPUOf(prev)
 	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev, true)
 }
 

@@ -16,9 +16,8 @@ import (
 // tg->load_avg writes); the CPU itself, and the barrier, read exactly. The
 // readers of a shared line (idleCPU, readNrRunning, readLoad, lbView,
 // testIdleCores, readNrIdleScan, tgLoadAvgRead) also read it, logged for
-// the weave to price. Not yet through here: smtRate (cpu.go), ttwuOnCPU
-// (ttwu.go) and updateIdleCPUScan's compare (balance.go) read the
-// published state directly.
+// the weave to price. The barrier's own code reads the published state
+// directly; a CPU's code reads it only through here.
 
 // snapCPU is what this CPU sees of CPU c: itself exactly, others as
 // published. Code the barrier runs on a CPU's behalf (NOHZ idle
@@ -310,3 +309,17 @@ func (rq *RQ) tgLoadAvgRead(tg *TaskGroup) int64 {
 	rq.Stats.TgLoadAvgReads++
 	return tg.published + rq.tgDelta[tg.id]
 }
+
+// publishedIdle is CPU c's idle as published, at no time in particular:
+// smtRate's busy-sibling test (simplified: not at this CPU's time, not
+// with its own enqueues).
+func (rq *RQ) publishedIdle(c int) bool { return rq.sim.snap[c].idle }
+
+// onCPUOf is p->on_cpu of CPU prev's last switched-out task as the barrier
+// published it (ttwuOnCPU).
+func (rq *RQ) onCPUOf(prev int) onCPUSnap { return rq.sim.onCPU[prev] }
+
+// publishedNrIdleScan is LLC id's nr_idle_scan as published, without this
+// CPU's line read: update_idle_cpu_scan()'s "if (READ_ONCE(...) != nr)"
+// before its write (simplified: the read is not logged).
+func (rq *RQ) publishedNrIdleScan(id int) int { return rq.sim.llcSnap[id].nrIdleScan }
