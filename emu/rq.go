@@ -50,11 +50,11 @@ type RQ struct {
 	events    eventQueue
 	tickArmed bool
 	// slackTimers is at least the number of pending sleep timers armed
-	// with slack (hrtimer.go), 0 when there is none.
+	// with slack (hrtimer.go), 0 when there is none. Owned by the CPU.
 	slackTimers int
-	handled     int64 // events handled (stale ones excluded)
-	// lastEvent is the stamp of the last event handled (the barrier
-	// reads it to measure late messages).
+	handled     int64 // events handled (stale ones excluded); owned by the CPU
+	// lastEvent is the stamp of the last event handled. Owned by the
+	// CPU; the barrier reads it to measure late messages.
 	lastEvent int64
 	// stepUntil is the end of the epoch step is in. Owned by the CPU.
 	stepUntil int64
@@ -205,6 +205,7 @@ type rqAccount struct {
 	// CPU; barrier: woven and reset. fixed (the pointer).
 	log *contention.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
+	// Owned by the CPU; set only by onBehalf and atBarrier, for one call.
 	pay payer
 	// scratch takes this CPU's accesses while its code does work whose
 	// accesses are logged afterwards, some elsewhere or not at all

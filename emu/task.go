@@ -81,7 +81,8 @@ type Task struct {
 	uclampReq [2]uint32
 	hasClamp  bool
 	// uclampActive / uclampVal: the values uclamp_rq_inc() accounted
-	// (uclamp_se.active and .value), undone by uclamp_rq_dec().
+	// (uclamp_se.active and .value), undone by uclamp_rq_dec(). Owned by
+	// the task's CPU; barrier: a pull's detach and attach (pull.go).
 	uclampActive bool
 	uclampVal    [2]uint32
 
@@ -119,8 +120,8 @@ type Task struct {
 	stamp             int64
 	sem               *Sem
 	// afterWait is the kernel work the task's current Wait runs once it
-	// consumes a signal (Action.AfterWait); written and cleared by the
-	// CPU running the task, in doAction.
+	// consumes a signal (Action.AfterWait). Owned by the task's CPU:
+	// written and cleared in doAction.
 	afterWait []hwmodel.KernelOp
 	sim       *Sim // fixed
 	// timer is the armed sleep timer, cancelled when the task is woken

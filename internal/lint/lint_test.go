@@ -80,8 +80,8 @@ func untagged(t *testing.T, dir string) []string {
 	return bad
 }
 
-// untaggedFields checks the fields of one struct, a comment heading a
-// block of fields covering the block.
+// untaggedFields checks the fields of one struct: a field's own comment,
+// or else the last comment above it in its block of fields.
 func untaggedFields(fset *token.FileSet, typ string, st *ast.StructType) []string {
 	var bad []string
 	block := "" // the comments of the block so far
@@ -94,7 +94,9 @@ func untaggedFields(fset *token.FileSet, typ string, st *ast.StructType) []strin
 		if start > lastLine+1 {
 			block = "" // a blank line starts a new block
 		}
-		block += fld.Doc.Text()
+		if fld.Doc != nil {
+			block = fld.Doc.Text() // a field's own comment heads what follows
+		}
 		lastLine = fset.Position(fld.End()).Line
 		text := block + fld.Comment.Text()
 		if len(fld.Names) == 0 {
@@ -140,6 +142,9 @@ type Domain struct {
 	// c and d are guarded by rq.lock.
 	c int
 	d int
+	// i has its own comment, without a tag.
+	i int
+	j int
 
 	e int
 }
@@ -159,7 +164,7 @@ type rqMailbox struct {
 		t.Fatal(err)
 	}
 	got := untagged(t, dir)
-	want := []string{"Domain.b", "Domain.e", "rqMailbox.h"}
+	want := []string{"Domain.b", "Domain.e", "Domain.i", "Domain.j", "rqMailbox.h"}
 	if !slices.Equal(got, want) {
 		t.Errorf("untagged = %v, want %v", got, want)
 	}
