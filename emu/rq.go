@@ -77,7 +77,9 @@ type RQ struct {
 // rqKernel is the kernel's struct rq of this CPU and the scheduler state
 // around it. Owned by the CPU; the barrier writes it only through load
 // balancing (pulls, active balance, NOHZ idle balancing on an idle CPU's
-// behalf) and a remote wakeup's migration (removed load, in the cfs_rqs).
+// behalf), a remote wakeup's migration (removed load, in the cfs_rqs) and
+// a waker's try_to_wake_up() it completes (ttwuRaced, ttwu_runnable() in
+// hold.go and ttwurunnable.go: atBarrierLogged).
 type rqKernel struct {
 	clock int64 // rq->clock as of the last update_rq_clock()
 	// clockPelt and lostIdleTime are rq->clock_pelt and
