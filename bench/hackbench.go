@@ -55,7 +55,7 @@ import (
 //     are not all woken at once (the kernel's non-exclusive wait wakes
 //     every blocked writer of the socket).
 //   - Each read and write is a syscall (OpSyscall) and the pipe or socket
-//     path (OpPipeWrite/OpPipeRead, OpSockSend/OpSockRecv) at the preset's
+//     path (OpPipeWrite/OpPipeRead, OpUnixSend/OpUnixRecv) at the preset's
 //     costs, plus the copy of datasize bytes (copy_from_user in the write,
 //     copy_to_user in the read) as compute at copyBytesPerCycle.
 //   - A pipe is also its shared memory (emu.Pipe, fs/pipe.c's rules): each
@@ -385,8 +385,8 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	// sleeps in the syscall, and the reader gives room back with a sync
 	// wakeup.
 	path := &chanPath{
-		write: emu.Signal(nil).With(hwmodel.OpSockSend).WithSync(),
-		read:  emu.Wait(nil).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpSockRecv),
+		write: emu.Signal(nil).With(hwmodel.OpUnixSend).WithSync(),
+		read:  emu.Wait(nil).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpUnixRecv),
 		full:  emu.Wait(nil).With(hwmodel.OpSyscall),
 		room:  emu.Signal(nil).WithSync(),
 	}

@@ -97,6 +97,9 @@ type trTask struct {
 	wait     int64 // summed wait: switch-in minus becoming runnable
 	exiting  bool  // sched_process_exit seen
 	statWait int64 // summed sched_stat_wait delays, ns
+	inUS     int64 // its last switch-in (µs), -1: not seen
+	runNS    int64 // sched_stat_runtime since then, ns
+	freed    bool  // sched_process_free seen
 }
 
 // trCheck is the consistency check's result.
@@ -107,6 +110,8 @@ type trCheck struct {
 	wakeRunning  int            // sched_waking of a task still running (ttwu_runnable())
 	wakeupNewIdl int            // sched_wakeup_new logged in <idle>
 	newidlePulls int            // sched_migrate_task of a newidle pull
+	runChecked   int            // run intervals whose sched_stat_runtime sum was checked
+	maxGap       int64          // the largest preempted run interval less its runtimes, ns
 	errs         []string
 }
 
@@ -131,13 +136,20 @@ func (c *trCheck) errorf(e *trEvent, format string, a ...any) {
 //   - the waker context rules: a task does not wake itself, a
 //     sched_wakeup_new is logged by its parent (not the child, not in
 //     <idle>: wake_up_new_task() runs in the parent's fork());
-//   - nothing runs after it exited.
+//   - nothing runs after it exited;
+//   - sched_stat_runtime is logged for the running task in its own
+//     context, and the runtimes logged during a run interval (update_curr()
+//     until put_prev_entity()'s, before the switch out) add up to the
+//     interval between its switches, within the text's µs rounding and
+//     __schedule()'s own time;
+//   - sched_process_free comes after the task's exit switch, in softirq
+//     context, and nothing names the task after it.
 func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 	c := &trCheck{counts: map[string]int{}, tasks: map[int]*trTask{}, exitStates: map[string]int{}}
 	task := func(pid int) *trTask {
 		tk := c.tasks[pid]
 		if tk == nil {
-			tk = &trTask{cpu: -1}
+			tk = &trTask{cpu: -1, inUS: -1}
 			c.tasks[pid] = tk
 		}
 		return tk
@@ -160,6 +172,11 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 			delete(pulling, e.cpu)
 		}
 		c.counts[e.event]++
+		for _, k := range []string{"pid", "prev_pid", "next_pid", "child_pid"} {
+			if pid, err := strconv.Atoi(e.f[k]); err == nil && pid >= 1000 && task(pid).freed {
+				c.errorf(e, "%d named after its sched_process_free", pid)
+			}
+		}
 		if us, ok := lastUS[e.cpu]; ok && e.us < us {
 			c.errorf(e, "CPU %d goes back in time", e.cpu)
 		}
@@ -183,6 +200,26 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 					c.errorf(e, "prev %d switched out but not running here (state %d cpu %d)", prev, p.state, p.cpu)
 				}
 				p.cpu = e.cpu
+				if p.inUS >= 0 {
+					// put_prev_entity()'s update_curr() logged before the
+					// switch: the runtimes cover the interval, each end
+					// rounded to the µs and read on rq_clock, which
+					// __schedule() updates before the pick and the
+					// tracepoint: 2 µs either way. A task going to sleep
+					// or exiting may leave more uncharged: the newidle
+					// balance pick_next_task_fair() runs after its
+					// put_prev_entity().
+					gap := (e.us-p.inUS)*1000 - p.runNS
+					preempted := e.prevState == "R" || e.prevState == "R+"
+					if gap < -2000 || preempted && gap > 5000 {
+						c.errorf(e, "%d ran %d µs from its switch-in, sched_stat_runtime says %d ns", prev, e.us-p.inUS, p.runNS)
+					}
+					if preempted {
+						c.maxGap = max(c.maxGap, gap)
+					}
+					c.runChecked++
+				}
+				p.inUS = -1
 				switch st := e.prevState; st {
 				case "S":
 					p.state = stSleeping
@@ -211,6 +248,7 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 					n.wait += e.us - n.queued
 				}
 				n.state, n.cpu = stRunning, e.cpu
+				n.inUS, n.runNS = e.us, 0
 			}
 			last[e.cpu] = cur{next, true}
 		case "sched_waking":
@@ -291,6 +329,24 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 				// sched_waking and its sched_wakeup
 				c.errorf(e, "sched_stat_sleep of %d outside its wakeup", pid)
 			}
+		case "sched_stat_runtime":
+			pid := e.int(t, "pid")
+			p := task(pid)
+			if pid != e.pid || p.state != stRunning && p.state != stUnknown || p.cpu >= 0 && p.cpu != e.cpu {
+				c.errorf(e, "sched_stat_runtime of %d, not the task running here (state %d cpu %d)", pid, p.state, p.cpu)
+			}
+			rt, err := strconv.ParseInt(e.f["runtime"], 10, 64)
+			if err != nil || rt <= 0 {
+				c.errorf(e, "runtime %q", e.f["runtime"])
+			}
+			p.runNS += rt
+		case "sched_process_free":
+			pid := e.int(t, "pid")
+			p := task(pid)
+			if p.state != stDead || e.flags != "..s.." {
+				c.errorf(e, "sched_process_free of %d in state %d, flags %s (want after its exit switch, in RCU_SOFTIRQ)", pid, p.state, e.flags)
+			}
+			p.freed = true
 		case "sched_process_fork":
 			child := e.int(t, "child_pid")
 			if e.int(t, "pid") != e.pid {
@@ -392,7 +448,7 @@ func TestTraceConsistency(t *testing.T) {
 			if events == nil {
 				events = []string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new"}
 			}
-			events = append(events, "sched_stat_wait")
+			events = append(events, "sched_stat_wait", "sched_stat_runtime")
 			for _, ev := range events {
 				if c.counts[ev] == 0 {
 					t.Errorf("no %s: %v", ev, c.counts)
@@ -403,6 +459,12 @@ func TestTraceConsistency(t *testing.T) {
 			}
 			if l.exit != "" && c.counts["sched_process_exit"] != c.exitStates[l.exit] {
 				t.Errorf("%d sched_process_exit, %d exits", c.counts["sched_process_exit"], c.exitStates[l.exit])
+			}
+			if l.exit != "" && (c.counts["sched_process_free"] == 0 || c.counts["sched_process_free"] > c.counts["sched_process_exit"]) {
+				t.Errorf("%d sched_process_free for %d exits", c.counts["sched_process_free"], c.counts["sched_process_exit"])
+			}
+			if c.runChecked == 0 {
+				t.Error("no run interval to check sched_stat_runtime against")
 			}
 			if l.exit != "" && (c.exitStates[l.exit] == 0 || len(c.exitStates) != 1) {
 				t.Errorf("exits %v, want all %s", c.exitStates, l.exit)
@@ -419,7 +481,8 @@ func TestTraceConsistency(t *testing.T) {
 				}
 			}
 			pulls += c.newidlePulls
-			t.Logf("%v; %d wakings of running tasks; %d newidle pulls; exits %v", c.counts, c.wakeRunning, c.newidlePulls, c.exitStates)
+			t.Logf("%v; %d wakings of running tasks; %d newidle pulls; exits %v; %d run intervals, the largest %d ns past its runtimes",
+				c.counts, c.wakeRunning, c.newidlePulls, c.exitStates, c.runChecked, c.maxGap)
 			traceCmdReport(t, res.Sim, len(evs))
 		})
 	}

@@ -17,7 +17,18 @@ type CalibrateOptions struct {
 	HammerDur      time.Duration // per hammer configuration (default 300 ms)
 	PipeRounds     int           // round trips per batch (default 3000)
 	FaultPages     int           // pages first-touched per batch (default 4096: 16 MiB)
+	// Repeats is how many times the whole set of probes runs (default
+	// 3), one round after another, so that a burst of other work on the
+	// host lands in one round's samples rather than in all of one probe's.
+	Repeats int
+	// MaxSpread is the widest spread (IQR/median of a probe's samples)
+	// Calibrate fits: 0 is DefaultMaxSpread, negative never refuses.
+	MaxSpread float64
 }
+
+// QuickCalibrate are the options of emu calibrate -quick (and of emu
+// reproduce -fit): fewer rounds per batch, a few seconds in all.
+var QuickCalibrate = CalibrateOptions{PingPongRounds: 2000, HammerDur: 20 * time.Millisecond, PipeRounds: 100, FaultPages: 256, Repeats: 5}
 
 func (o *CalibrateOptions) defaults() {
 	if o.PingPongRounds <= 0 {
@@ -32,34 +43,59 @@ func (o *CalibrateOptions) defaults() {
 	if o.FaultPages <= 0 {
 		o.FaultPages = 4096
 	}
+	if o.Repeats <= 0 {
+		o.Repeats = 3
+	}
+	if o.MaxSpread == 0 {
+		o.MaxSpread = DefaultMaxSpread
+	}
 }
 
 // CalibRow is one measured figure beside the host preset's predictions,
 // before and after applying the calibration measured in the same run.
+// Measured is the median of the probe's samples (its batches over every
+// repeat), Spread their IQR/median.
 type CalibRow struct {
 	Probe     string  `json:"probe"`
 	CPUs      string  `json:"cpus"`
 	Unit      string  `json:"unit"`
 	Measured  float64 `json:"measured"`
+	Spread    float64 `json:"spread"`
+	Samples   int     `json:"samples"`
 	Predicted float64 `json:"predicted"`
 	After     float64 `json:"predicted_after_calibration"`
 }
 
 // CalibReport is what Calibrate found.
 type CalibReport struct {
-	Host  string           `json:"host"`
-	Rows  []CalibRow       `json:"rows"`
-	Calib *hwmodel.Calib   `json:"calibration"`
-	Notes []string         `json:"notes,omitempty"`
-	After *hwmodel.Machine `json:"-"`
+	Host  string         `json:"host"`
+	Rows  []CalibRow     `json:"rows"`
+	Calib *hwmodel.Calib `json:"calibration"`
+	Notes []string       `json:"notes,omitempty"`
+	// OtherLoad is the share of the CPUs' time other processes used
+	// while the probes ran (LoadMeter), -1 if unknown.
+	OtherLoad float64          `json:"other_load"`
+	After     *hwmodel.Machine `json:"-"`
+}
+
+// probeSet accumulates one probe's samples over the repeats.
+type probeSet struct {
+	probe, cpus, unit string
+	samples           []float64
+	predict           func(*hwmodel.Machine) float64
+	set               func(*hwmodel.Calib, float64) // where the median goes
 }
 
 // Calibrate measures the host with the physical probes: a CAS ping-pong
 // for each distance class present among the allowed CPUs, an atomic-add
-// hammer with 1 and 2 writers on one line and on padded lines, and a pipe
-// round trip through the real kernel on two CPUs and on one. Each figure is
-// reported next to what the host machine m predicts, and next to what it
-// predicts once the measurements are applied as a calibration.
+// hammer with 1 and 2 writers on one line and on padded lines, a pipe
+// round trip through the real kernel on two CPUs and on one, and a page
+// fault. The whole set runs opt.Repeats times; each figure is the median
+// of its samples (every batch of every repeat; one per repeat for the
+// hammer), reported with its spread next to what the host machine m
+// predicts, and next to what it predicts once the medians are applied as
+// a calibration. When a spread exceeds opt.MaxSpread the report comes
+// with a *NoisyError, and its calibration must not be used.
 func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	opt.defaults()
 	allowed, err := AllowedCPUs()
@@ -70,17 +106,8 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	rep := &CalibReport{Host: m.Description}
 	cal := &hwmodel.Calib{Host: host, Date: time.Now().UTC().Format("2006-01-02"), PingPongNS: map[string]float64{}}
 	rep.Calib = cal
-	type pred struct {
-		row int
-		f   func(*hwmodel.Machine) float64
-	}
-	var preds []pred
-	add := func(probe, cpus, unit string, measured float64, f func(*hwmodel.Machine) float64) {
-		rep.Rows = append(rep.Rows, CalibRow{Probe: probe, CPUs: cpus, Unit: unit, Measured: measured, Predicted: f(m)})
-		preds = append(preds, pred{len(rep.Rows) - 1, f})
-	}
 
-	// Ping-pong per class, on the first allowed pair of each class.
+	// The first allowed pair of each distance class.
 	pairs := map[hwmodel.Class][2]int{}
 	for i, a := range allowed {
 		for _, b := range allowed[i+1:] {
@@ -93,105 +120,135 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 			}
 		}
 	}
-	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
-		p, ok := pairs[c]
-		if !ok {
-			continue
-		}
-		r, err := PingPong(p[0], p[1], opt.PingPongRounds)
-		if err != nil {
-			return nil, fmt.Errorf("ping-pong %d-%d: %w", p[0], p[1], err)
-		}
-		cal.PingPongNS[c.String()] = round2(r.MedianNs)
-		a, b := p[0], p[1]
-		add("ping-pong one-way, "+c.String(), fmt.Sprintf("%d-%d", a, b), "ns", r.MedianNs,
-			func(m *hwmodel.Machine) float64 { return m.PredictPingPong(a, b) })
-	}
 	if len(pairs) == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("only %d CPU allowed: no ping-pong or two-writer figures", len(allowed)))
 	}
-
-	// Hammer: one writer, then two on the closest pair.
-	h1, err := Hammer(allowed[:1], true, opt.HammerDur)
-	if err != nil {
-		return nil, fmt.Errorf("hammer: %w", err)
-	}
-	cal.RMWLocalNS = round2(h1.NsPerOp)
 	c0 := allowed[0]
-	add("hammer 1 writer (ns/op)", fmt.Sprint(c0), "ns", h1.NsPerOp,
-		func(m *hwmodel.Machine) float64 { return m.PredictHammer([]int{c0}, true) })
+	var sets []*probeSet
+	add := func(p *probeSet) *probeSet { sets = append(sets, p); return p }
+
+	type pingPair struct {
+		a, b int
+		set  *probeSet
+	}
+	var pings []pingPair
 	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
 		p, ok := pairs[c]
 		if !ok {
 			continue
 		}
-		cpus := []int{p[0], p[1]}
-		hs, err := Hammer(cpus, true, opt.HammerDur)
-		if err != nil {
-			return nil, fmt.Errorf("hammer: %w", err)
-		}
-		hp, err := Hammer(cpus, false, opt.HammerDur)
-		if err != nil {
-			return nil, fmt.Errorf("hammer: %w", err)
-		}
-		cal.Hammer2Class = c.String()
-		cal.Hammer2SharedNS = round2(hs.NsPerOp)
-		cal.Hammer2PaddedNS = round2(hp.NsPerOp)
-		list := fmt.Sprintf("%d,%d", p[0], p[1])
-		add("hammer 2 writers, one line (aggregate ns/op)", list, "ns", hs.NsPerOp,
-			func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, true) })
-		add("hammer 2 writers, padded lines (aggregate ns/op)", list, "ns", hp.NsPerOp,
-			func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, false) })
-		break
+		a, b, name := p[0], p[1], c.String()
+		pings = append(pings, pingPair{a, b, add(&probeSet{probe: "ping-pong one-way, " + name, cpus: fmt.Sprintf("%d-%d", a, b), unit: "ns",
+			predict: func(m *hwmodel.Machine) float64 { return m.PredictPingPong(a, b) },
+			set:     func(cal *hwmodel.Calib, v float64) { cal.PingPongNS[name] = round2(v) }})})
 	}
-
+	h1 := add(&probeSet{probe: "hammer 1 writer (ns/op)", cpus: fmt.Sprint(c0), unit: "ns",
+		predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer([]int{c0}, true) },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.RMWLocalNS = round2(v) }})
+	// Two writers on the closest pair.
+	var h2 []*probeSet
+	var h2cpus []int
+	if c, p, ok := firstPair(pairs); ok {
+		cpus, list, name := []int{p[0], p[1]}, fmt.Sprintf("%d,%d", p[0], p[1]), c.String()
+		h2cpus = cpus
+		h2 = []*probeSet{
+			add(&probeSet{probe: "hammer 2 writers, one line (aggregate ns/op)", cpus: list, unit: "ns",
+				predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, true) },
+				set: func(cal *hwmodel.Calib, v float64) {
+					cal.Hammer2Class, cal.Hammer2SharedNS = name, round2(v)
+				}}),
+			add(&probeSet{probe: "hammer 2 writers, padded lines (aggregate ns/op)", cpus: list, unit: "ns",
+				predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, false) },
+				set:     func(cal *hwmodel.Calib, v float64) { cal.Hammer2PaddedNS = round2(v) }}),
+		}
+	}
 	// Pipe round trips through the real kernel.
-	if p, ok := firstPair(pairs); ok {
-		r, err := PipeRoundTrip(p[0], p[1], opt.PipeRounds)
+	var pipe2 *probeSet
+	_, p2, have2 := firstPair(pairs)
+	if have2 {
+		a, b := p2[0], p2[1]
+		pipe2 = add(&probeSet{probe: "pipe round trip, 2 CPUs", cpus: fmt.Sprintf("%d-%d", a, b), unit: "us",
+			predict: func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(a, b) / 1000 },
+			set:     func(cal *hwmodel.Calib, v float64) { cal.PipeRTTUS = round2(v) }})
+	}
+	pipe1 := add(&probeSet{probe: "pipe round trip, 1 CPU", cpus: fmt.Sprint(c0), unit: "us",
+		predict: func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(c0, c0) / 1000 },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.PipeRTT1US = round2(v) }})
+	// One user page fault (first touch of a private page), as a forked
+	// child's copy-on-write faults cost.
+	fault := add(&probeSet{probe: "page fault, first touch of a private page", cpus: fmt.Sprint(c0), unit: "us",
+		predict: func(m *hwmodel.Machine) float64 { return m.Costs.NS[hwmodel.OpPageFault] / 1000 },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.PageFaultUS = round2(v) }})
+
+	load := StartLoad()
+	for range opt.Repeats {
+		for _, p := range pings {
+			r, err := PingPong(p.a, p.b, opt.PingPongRounds)
+			if err != nil {
+				return nil, fmt.Errorf("ping-pong %d-%d: %w", p.a, p.b, err)
+			}
+			p.set.samples = append(p.set.samples, r.BatchNs...)
+		}
+		r, err := Hammer(allowed[:1], true, opt.HammerDur)
+		if err != nil {
+			return nil, fmt.Errorf("hammer: %w", err)
+		}
+		h1.samples = append(h1.samples, r.NsPerOp)
+		for i, set := range h2 {
+			r, err := Hammer(h2cpus, i == 0, opt.HammerDur)
+			if err != nil {
+				return nil, fmt.Errorf("hammer: %w", err)
+			}
+			set.samples = append(set.samples, r.NsPerOp)
+		}
+		if pipe2 != nil {
+			r, err := PipeRoundTrip(p2[0], p2[1], opt.PipeRounds)
+			if err != nil {
+				return nil, fmt.Errorf("pipe: %w", err)
+			}
+			pipe2.samples = append(pipe2.samples, r.BatchUsecs...)
+		}
+		r1, err := PipeRoundTrip(c0, c0, opt.PipeRounds)
 		if err != nil {
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
-		cal.PipeRTTUS = round2(r.UsecsPerOp)
-		a, b := p[0], p[1]
-		add("pipe round trip, 2 CPUs", fmt.Sprintf("%d-%d", a, b), "us", r.UsecsPerOp,
-			func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(a, b) / 1000 })
+		pipe1.samples = append(pipe1.samples, r1.BatchUsecs...)
+		pf, err := PageFaults(c0, opt.FaultPages, 5)
+		if err != nil {
+			return nil, fmt.Errorf("page faults: %w", err)
+		}
+		fault.samples = append(fault.samples, pf.BatchUs...)
 	}
-	r1, err := PipeRoundTrip(c0, c0, opt.PipeRounds)
-	if err != nil {
-		return nil, fmt.Errorf("pipe: %w", err)
-	}
-	cal.PipeRTT1US = round2(r1.UsecsPerOp)
-	add("pipe round trip, 1 CPU", fmt.Sprint(c0), "us", r1.UsecsPerOp,
-		func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(c0, c0) / 1000 })
+	rep.OtherLoad = load.Other()
 
-	// One user page fault (first touch of a private page), as a forked
-	// child's copy-on-write faults cost.
-	pf, err := PageFaults(c0, opt.FaultPages, 5)
-	if err != nil {
-		return nil, fmt.Errorf("page faults: %w", err)
+	names := make([]string, len(sets))
+	robust := make([]Robust, len(sets))
+	for i, p := range sets {
+		r := RobustOf(p.samples)
+		names[i], robust[i] = p.probe, r
+		p.set(cal, r.Median)
+		rep.Rows = append(rep.Rows, CalibRow{Probe: p.probe, CPUs: p.cpus, Unit: p.unit, Measured: r.Median,
+			Spread: r.Spread, Samples: r.N, Predicted: p.predict(m)})
 	}
-	cal.PageFaultUS = round2(pf.UsPerFault)
-	add("page fault, first touch of a private page", fmt.Sprint(c0), "us", pf.UsPerFault,
-		func(m *hwmodel.Machine) float64 { return m.Costs.NS[hwmodel.OpPageFault] / 1000 })
-
 	after, err := cal.Apply(m)
 	if err != nil {
 		return nil, err
 	}
 	rep.After = after
-	for _, p := range preds {
-		rep.Rows[p.row].After = p.f(after)
+	for i, p := range sets {
+		rep.Rows[i].After = p.predict(after)
 	}
-	return rep, nil
+	return rep, CheckSpread(names, robust, opt.MaxSpread, rep.OtherLoad)
 }
 
-func firstPair(pairs map[hwmodel.Class][2]int) ([2]int, bool) {
+// firstPair is the closest distance class among pairs and its pair.
+func firstPair(pairs map[hwmodel.Class][2]int) (hwmodel.Class, [2]int, bool) {
 	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
 		if p, ok := pairs[c]; ok {
-			return p, true
+			return c, p, true
 		}
 	}
-	return [2]int{}, false
+	return 0, [2]int{}, false
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
@@ -200,16 +257,20 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func (r *CalibReport) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "host: %s\n\n", r.Host)
-	fmt.Fprintf(&b, "%-50s %-7s %12s %12s %7s %14s %7s\n", "probe", "cpus", "measured", "predicted", "ratio", "after calib", "ratio")
+	fmt.Fprintf(&b, "%-50s %-7s %12s %7s %12s %7s %14s %7s\n", "probe", "cpus", "measured", "spread", "predicted", "ratio", "after calib", "ratio")
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "%-50s %-7s %9.2f %-2s %9.2f %-2s %7.2f %11.2f %-2s %7.2f\n", row.Probe, row.CPUs,
-			row.Measured, row.Unit, row.Predicted, row.Unit, row.Predicted/row.Measured,
+		fmt.Fprintf(&b, "%-50s %-7s %9.2f %-2s %7.2f %9.2f %-2s %7.2f %11.2f %-2s %7.2f\n", row.Probe, row.CPUs,
+			row.Measured, row.Unit, row.Spread, row.Predicted, row.Unit, row.Predicted/row.Measured,
 			row.After, row.Unit, row.After/row.Measured)
+	}
+	if r.OtherLoad >= 0 {
+		fmt.Fprintf(&b, "other processes used %.0f%% of the CPUs while the probes ran\n", 100*r.OtherLoad)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "\nratio = predicted / measured. 'after calib' applies this run's measurements\n")
+	fmt.Fprintf(&b, "\nmeasured = the median of the probe's samples (its batches, over every repeat); spread = their IQR/median.\n")
+	fmt.Fprintf(&b, "ratio = predicted / measured. 'after calib' applies this run's measurements\n")
 	fmt.Fprintf(&b, "(emu calibrate -o FILE; then -calib FILE with -topo host): transfer latency per\n")
 	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, two scales on kernel-operation costs\n(the local path from the 1-CPU pipe, the IPI/idle-exit path from the 2-CPU pipe), and the\npage fault (which scales exit_mmap alike).\n", r.After.Lat.Burst)
 	_, err := io.WriteString(w, b.String())

@@ -217,12 +217,24 @@ func (rq *RQ) schedTick() {
 
 // --- sched_info (kernel/sched/stats.h) ---
 
+// schedInfoEnqueue is sched_info_enqueue(). A migrated task's wait goes
+// on from its detach (the kernel's source and destination rq clocks
+// agree; here a pull applied at the barrier can find the destination's
+// clock ahead of the source's by up to an epoch, and the gap between them
+// is still the task's wait: continuity, simplified the other way round,
+// a destination behind the source starts the wait at its own clock).
 func (rq *RQ) schedInfoEnqueue(p *Task) {
 	if p.lastQueued < 0 {
 		p.lastQueued = rq.clock
+		if d := p.detachedAt; d >= 0 && d < rq.clock {
+			p.lastQueued = d
+		}
 	}
+	p.detachedAt = -1
 }
 
+// schedInfoDequeue is sched_info_dequeue(): a queued task dequeued (a
+// migration) ends its wait on this rq.
 func (rq *RQ) schedInfoDequeue(p *Task) {
 	if p.lastQueued >= 0 {
 		d := rq.clock - p.lastQueued
@@ -230,6 +242,7 @@ func (rq *RQ) schedInfoDequeue(p *Task) {
 		p.Stats.RunDelay += d
 		rq.Stats.RunDelay += d
 		p.waitCarry += d
+		p.detachedAt = rq.clock
 	}
 }
 

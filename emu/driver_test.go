@@ -68,13 +68,14 @@ func runDriverKernel(tb testing.TB, m *hwmodel.Machine, kernel, driver string, s
 	fmt.Fprintf(&b, "epochs %d\n", s.Epochs)
 	s.WriteSchedstat(&b)
 	s.WriteTaskStats(&b)
+	s.WriteSchedDebug(&b)
 	s.WriteProfile(&b, nil, "all CPUs")
 	return b.Bytes()
 }
 
 // TestDriversAgree: for each preset and three seeds, the serial and the
-// parallel driver produce byte-identical schedstat, task statistics and
-// profile on a mixed wake/sleep workload, and two parallel runs agree;
+// parallel driver produce byte-identical schedstat, task statistics,
+// sched_debug and profile on a mixed wake/sleep workload, and two parallel runs agree;
 // then, one seed each, the same under non-default tunables (a shorter
 // slice, migration cost and nr_migrate, a 2 ms tg->load_avg ratelimit,
 // and a system uclamp default, which turns uclamp on).

@@ -27,6 +27,9 @@ func (rq *RQ) updateCurr(cfs *CfsRq) {
 	curr.ExecStart = now
 	curr.SumExecRuntime += uint64(delta)
 	curr.Vruntime += eevdf.CalcDeltaFair(uint64(delta), &curr.Entity)
+	if curr.isTask() {
+		rq.traceStatRuntime(curr.task, delta) // trace_sched_stat_runtime()
+	}
 	if rq.eevdf() && (rq.feat.Has(PREEMPT_SHORT) || rq.feat.Has(RESCHED_RQ_NR_RUNNING)) {
 		rq.updateCurrResched(cfs, curr)
 		return

@@ -105,7 +105,10 @@ func TestTaskStatsProcSched(t *testing.T) {
 		t.Fatal(err)
 	}
 	title := regexp.MustCompile(`^\S+ \((\d+), #threads: 1\)$`)
-	kv := regexp.MustCompile(`^([a-z_.]+)\s+:\s+(-?\d+(\.\d{6})?)$`)
+	// Keys as debug.c names them: "effective uclamp.min", "clock-delta",
+	// "mm->numa_scan_seq"; sched_show_numa()'s current_node line.
+	kv := regexp.MustCompile(`^([a-z_.>-]+( [a-z_.]+)?)\s+:\s+(-?\d+(\.\d{6})?)$`)
+	numa := regexp.MustCompile(`^current_node=\d+, numa_group_id=\d+$`)
 	blocks := 0
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	for i, l := range lines {
@@ -115,7 +118,7 @@ func TestTaskStatsProcSched(t *testing.T) {
 			if lines[i+1] != strings.Repeat("-", 67) {
 				t.Fatalf("no rule after %q", l)
 			}
-		case l == strings.Repeat("-", 67):
+		case l == strings.Repeat("-", 67), numa.MatchString(l):
 		case kv.MatchString(l):
 			if len(l) != 67 {
 				t.Errorf("%q: %d columns, want 67 (%%-45s:%%21Ld)", l, len(l))

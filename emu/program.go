@@ -228,4 +228,5 @@ func (rq *RQ) exitTask(t *Task) {
 	t.setState(TaskDead)
 	rq.exited++
 	rq.schedule(false)
+	rq.traceProcessFree(t)
 }

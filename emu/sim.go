@@ -421,6 +421,7 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 		parent:        spec.Parent,
 		rng:           rand.New(rand.NewPCG(s.cfg.Seed, uint64(pid))),
 		lastQueued:    -1,
+		detachedAt:    -1,
 		recentUsedCPU: spec.CPU,
 		sim:           s,
 	}

@@ -137,6 +137,8 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 	hwmodel.OpSwitchMM:      SymSwitchMM,
 	hwmodel.OpPageFault:     SymHandleMMFault,
 	hwmodel.OpExitMMAP:      SymExitMMAP,
+	hwmodel.OpUnixSend:      SymSockSend,
+	hwmodel.OpUnixRecv:      SymSockRecv,
 }
 
 // The names perf shows differ from the identities above by kernel

@@ -153,10 +153,12 @@ type Task struct {
 	isDirty bool
 
 	// sched_info: when the task last became runnable (sched_info_enqueue)
-	// and last started running (sched_info_arrive). Owned by the task's
-	// CPU.
+	// and last started running (sched_info_arrive); detachedAt, when a
+	// queued task's last dequeue (a migration) ended its wait there, -1
+	// once it is enqueued again. Owned by the task's CPU.
 	lastQueued  int64
 	lastArrival int64
+	detachedAt  int64
 
 	// Stats: the owner's, and barrier: the wakeup and migration counters
 	// of a wakeup claimed there, a push's involuntary switch.

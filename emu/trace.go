@@ -9,8 +9,8 @@ import (
 // Tracing. With EnableTrace, every CPU records the sched tracepoints of a
 // virtual-time window into its own buffer (no sharing): sched_switch,
 // sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
-// sched_process_exit and, with schedstats on, sched_stat_wait and
-// sched_stat_sleep, each in the buffer of the CPU whose context the kernel logs it in, with
+// sched_process_exit, sched_stat_runtime, sched_process_free (traceproc.go)
+// and, with schedstats on, sched_stat_wait and sched_stat_sleep, each in the buffer of the CPU whose context the kernel logs it in, with
 // that context's current task and ftrace's irqs-off / need-resched /
 // hardirq-softirq / preempt-count flags. The barrier samples counters
 // (per-CPU nr_running, each task group's tg->load_avg, the weave's stall
@@ -47,10 +47,8 @@ import (
 //     sched_wakeup; sched_stat_wait: set_next_entity(), before the switch;
 //   - sched_process_exit: do_exit(), before the last switch.
 //
-// Not logged: sched_process_free (a zombie's reaper, and the RCU grace
-// period that frees a thread, are outside the model),
-// sched_process_exec (the tools' workers do not exec), sched_stat_runtime
-// (update_curr() is fair.go's; left to it).
+// sched_stat_runtime, sched_process_free: traceproc.go. Not logged:
+// sched_process_exec (the tools' workers do not exec).
 //
 // A waker decides during its epoch, but its wakeup takes effect only if it
 // claims the wakee at the barrier (claimWake): its records are kept
@@ -68,6 +66,8 @@ const (
 	trStatWait
 	trStatSleep
 	trFork
+	trStatRuntime // traceproc.go
+	trProcessFree // traceproc.go
 )
 
 // ftrace's common_flags (kernel/trace/trace.h: enum trace_flag_type).
@@ -103,7 +103,9 @@ type traceRec struct {
 	task      *Task
 	// wakeups: target_cpu; migrate: orig_cpu and dest_cpu.
 	cpu, dest int
-	delay     int64 // sched_stat_*: ns
+	delay     int64  // sched_stat_*: ns (sched_stat_runtime: runtime)
+	vruntime  uint64 // sched_stat_runtime
+	ctxLater  bool   // ctx is resolved when written (resolveLaterCtx)
 
 }
 
@@ -642,13 +644,14 @@ func (s *Sim) traceRecords(cpu int) []*traceRec {
 		}
 		return cmp.Compare(b2i(!a.pre), b2i(!b.pre))
 	})
+	resolveLaterCtx(out)
 	return out
 }
 
 // traceName is the event's tracepoint name.
 func (k traceKind) traceName() string {
 	return [...]string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
-		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep", "sched_process_fork"}[k]
+		"sched_process_exit", "sched_stat_wait", "sched_stat_sleep", "sched_process_fork", "sched_stat_runtime", "sched_process_free"}[k]
 }
 
 // ftraceFields prints the event's fields as its print fmt does.
@@ -668,6 +671,8 @@ func (r *traceRec) ftraceFields(cpu int) string {
 	case trFork:
 		pc, pp, _ := r.ctx.who(cpu)
 		return fmt.Sprintf("comm=%s pid=%d child_comm=%s child_pid=%d", pc, pp, taskComm(r.task), r.task.PID)
+	case trStatRuntime, trProcessFree:
+		return r.procFields()
 	}
 	return fmt.Sprintf("comm=%s pid=%d prio=%d target_cpu=%03d", taskComm(r.task), r.task.PID, taskPrio(r.task), r.cpu)
 }

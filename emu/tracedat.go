@@ -160,6 +160,8 @@ func datPayload(b []byte, e *datEvent, r *traceRec, cpu int) []byte {
 		i32(pp)
 		comm(taskComm(r.task))
 		i32(r.task.PID)
+	case trStatRuntime, trProcessFree:
+		b = procPayload(b, r)
 	case trProcessExit:
 		comm(taskComm(r.task))
 		i32(r.task.PID)
@@ -223,19 +225,10 @@ func (s *Sim) datUname() string {
 	return fmt.Sprintf("Linux %s %s %s", s.m.Name, s.kernelRelease(), arch)
 }
 
-// kernelRelease names the modeled kernel version by the features only it
-// has (features.go: Profiles).
-func (s *Sim) kernelRelease() string {
-	switch {
-	case s.feat.Has(TG_LOAD_RATELIMIT):
-		return "6.7.0"
-	case s.feat.Has(EEVDF):
-		return "6.6.0"
-	case s.feat.Has(SIS_UTIL):
-		return "6.5.0"
-	}
-	return "5.15.0"
-}
+// kernelRelease names the modeled kernel version: the release of the
+// profile nearest the feature set (procversion.go), as -sched-debug's
+// header does.
+func (s *Sim) kernelRelease() string { return layoutFor(s.feat).release + ".0" }
 
 // datCPUStream encodes records as ring-buffer pages: each page starts at
 // its first event's time; each event carries the delta from the one
@@ -306,10 +299,11 @@ func (s *Sim) WriteTraceDat(w io.Writer) error {
 	u32(0) // ftrace (function tracer) event formats
 	u32(1) // event systems
 	h.WriteString("sched\x00")
-	u32(len(datEvents))
+	evs := s.datEventList()
+	u32(len(evs))
 	byKind := map[traceKind]*datEvent{}
-	for i := range datEvents {
-		e := &datEvents[i]
+	for i := range evs {
+		e := &evs[i]
 		byKind[e.kind] = e
 		f := e.format()
 		u64(len(f))

@@ -123,7 +123,7 @@ func TestTraceDatLayout(t *testing.T) {
 		t.Errorf("clock after the CPU offsets: %q", b[clk+8:clk+8+n])
 	}
 	ids := map[uint16]bool{}
-	for _, e := range datEvents {
+	for _, e := range s.datEventList() {
 		ids[uint16(e.id)] = true
 	}
 	for cpu := 0; cpu < ncpu; cpu++ {

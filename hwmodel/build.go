@@ -522,6 +522,11 @@ func (m *Machine) buildCosts(c *CostSpec) error {
 		m.Costs.Cycles[op] = v
 		m.Costs.NS[op] = m.CyclesToNS(v)
 	}
+	for op, from := range opFallback {
+		if *kernelOps[op].field(c) == nil {
+			m.Costs.Cycles[op], m.Costs.NS[op] = m.Costs.Cycles[from], m.Costs.NS[from]
+		}
+	}
 	return nil
 }
 

@@ -53,6 +53,8 @@ const (
 	OpSwitchMM
 	OpPageFault
 	OpExitMMAP
+	OpUnixSend
+	OpUnixRecv
 	NumKernelOps
 )
 
@@ -88,11 +90,20 @@ var kernelOps = [NumKernelOps]struct {
 	OpSwitchMM:      {"switch_mm", func(c *CostSpec) **Sourced { return &c.SwitchMM }},
 	OpPageFault:     {"page_fault", func(c *CostSpec) **Sourced { return &c.PageFault }},
 	OpExitMMAP:      {"exit_mmap", func(c *CostSpec) **Sourced { return &c.ExitMMAP }},
+	OpUnixSend:      {"unix_send", func(c *CostSpec) **Sourced { return &c.UnixSend }},
+	OpUnixRecv:      {"unix_recv", func(c *CostSpec) **Sourced { return &c.UnixRecv }},
 }
 
-// optionalOps may be left out of a spec (cost 0): added after the first
-// spec files, which must keep working.
-var optionalOps = [NumKernelOps]bool{OpSwitchMM: true, OpPageFault: true, OpExitMMAP: true}
+// optionalOps may be left out of a spec: added after the first spec
+// files, which must keep working. Left out, an op costs 0, except the
+// AF_UNIX stream paths, which cost what the spec's sock_send and
+// sock_recv do (opFallback).
+var optionalOps = [NumKernelOps]bool{OpSwitchMM: true, OpPageFault: true, OpExitMMAP: true, OpUnixSend: true, OpUnixRecv: true}
+
+// opFallback is the op whose cost an optional op left out of a spec takes
+// (the spec files before unix_send and unix_recv priced AF_UNIX streams
+// as sock_send and sock_recv).
+var opFallback = map[KernelOp]KernelOp{OpUnixSend: OpSockSend, OpUnixRecv: OpSockRecv}
 
 func (op KernelOp) String() string {
 	if op < NumKernelOps {

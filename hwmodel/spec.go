@@ -171,8 +171,8 @@ type CostSpec struct {
 	Syscall       *Sourced `yaml:"syscall" json:"syscall"`                   // syscall entry+exit
 	PipeWrite     *Sourced `yaml:"pipe_write" json:"pipe_write"`             // pipe_write() body, small message
 	PipeRead      *Sourced `yaml:"pipe_read" json:"pipe_read"`               // pipe_read() body, small message
-	SockSend      *Sourced `yaml:"sock_send" json:"sock_send"`               // UDP/unix send path without the wakeup
-	SockRecv      *Sourced `yaml:"sock_recv" json:"sock_recv"`               // UDP/unix receive path
+	SockSend      *Sourced `yaml:"sock_send" json:"sock_send"`               // UDP/TCP send path without the wakeup
+	SockRecv      *Sourced `yaml:"sock_recv" json:"sock_recv"`               // UDP/TCP receive path
 	Uclamp        *Sourced `yaml:"uclamp" json:"uclamp"`                     // uclamp_rq_inc() or uclamp_rq_dec() for both clamp ids, local part
 	// SwitchMM is context_switch()'s switch_mm_irqs_off() to another
 	// process's address space (CR3 / TTBR0 write and the TLB and cache
@@ -190,6 +190,15 @@ type CostSpec struct {
 	// space, freeing its page tables and the pages it made private.
 	// Optional: 0 when left out.
 	ExitMMAP *Sourced `yaml:"exit_mmap,omitempty" json:"exit_mmap,omitempty"`
+	// UnixSend and UnixRecv are an AF_UNIX stream socket's
+	// unix_stream_sendmsg() (skb allocation, copy-in, the peer's
+	// receive-queue lock, queueing, sk_data_ready() without the ttwu) and
+	// unix_stream_recvmsg() (the iolock mutex, copy-out, consume_skb()
+	// with sock_wfree()/unix_write_space() without the ttwu), small
+	// message: hackbench's and perf bench sched messaging's sockets.
+	// Optional: sock_send and sock_recv's costs when left out.
+	UnixSend *Sourced `yaml:"unix_send,omitempty" json:"unix_send,omitempty"`
+	UnixRecv *Sourced `yaml:"unix_recv,omitempty" json:"unix_recv,omitempty"`
 }
 
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents

@@ -1,6 +1,7 @@
 package hwmodel
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -159,6 +160,37 @@ func TestSpecRoundTrip(t *testing.T) {
 		}
 		if m2.NumCPUs() != m.NumCPUs() || m2.Lat != m.Lat || m2.Costs != m.Costs {
 			t.Errorf("%s: round trip changed the machine", name)
+		}
+	}
+}
+
+// TestUnixCostsFallBack: a spec file written before unix_send and
+// unix_recv prices AF_UNIX streams as its sock_send and sock_recv; the
+// presets price them apart.
+func TestUnixCostsFallBack(t *testing.T) {
+	data, err := PresetSpec("icl-2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := DecodeSpec(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Costs.Cycles[OpUnixSend] == m.Costs.Cycles[OpSockSend] {
+		t.Errorf("icl-2s prices unix_send as sock_send (%v cycles)", m.Costs.Cycles[OpSockSend])
+	}
+	s.Costs.UnixSend, s.Costs.UnixRecv = nil, nil
+	old, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, from := range map[KernelOp]KernelOp{OpUnixSend: OpSockSend, OpUnixRecv: OpSockRecv} {
+		if old.Costs.NS[op] != old.Costs.NS[from] || old.Costs.Cycles[op] != old.Costs.Cycles[from] {
+			t.Errorf("%v left out costs %v cycles, want %v's %v", op, old.Costs.Cycles[op], from, old.Costs.Cycles[from])
 		}
 	}
 }

@@ -32,6 +32,9 @@ type Runner struct {
 	// preset first.
 	Perf string
 	Fit  bool
+	// MaxSpread is host-pipe's widest IQR/median of a probe or of the
+	// real runs (0: contention.DefaultMaxSpread).
+	MaxSpread float64
 	// Jobs is how many of a study's runs execute at once (<= 1: one
 	// after another). The runs are independent and each is
 	// deterministic, so the tables, the NDJSON records and the order of

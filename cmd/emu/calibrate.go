@@ -2,22 +2,28 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/study"
 )
 
-const calibrateUsage = `usage: emu calibrate [-o FILE] [-calib FILE] [-quick] [-json]
+const calibrateUsage = `usage: emu calibrate [-o FILE] [-calib FILE] [-quick] [-repeats N] [-max-spread F] [-json]
 
 Measures this host with physical probes, each thread pinned to a host CPU:
 a CAS ping-pong per distance class present among the allowed CPUs (one-way
 = RTT/2), an atomic-add hammer with 1 and 2 writers on one cache line and
 on padded lines, and a 1-byte pipe round trip through the real kernel on
-two CPUs and on one. Prints each figure next to what the host preset
-predicts, and what it predicts once this run's measurements are applied.
+two CPUs and on one, and a page fault. The set runs -repeats times; each
+figure is the median of its samples with their spread (IQR/median). Prints
+each figure next to what the host preset predicts, and what it predicts
+once this run's measurements are applied, then fits pipe_cross_scale so
+the engine's own two-CPU pipe reproduces the measured one. When a spread exceeds
+-max-spread (other work on the host), it says which, writes no -o and
+exits with status 1.
 -o writes them as a calibration file that -calib FILE applies to the host
 preset (emu topo -calib FILE host, and later emu run -topo host).
 
@@ -32,11 +38,19 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	calib := fs.String("calib", "", "start from the host preset with this calibration applied")
 	quick := fs.Bool("quick", false, "fewer rounds (about 3 s; noisier)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	repeats := fs.Int("repeats", 3, "how many times the set of probes runs")
+	maxSpread := fs.Float64("max-spread", contention.DefaultMaxSpread, "refuse to fit when a probe's IQR/median exceeds this")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
+	}
+	if *repeats < 1 || *repeats > 100 {
+		return usagef("-repeats: must be from 1 to 100, got %d", *repeats)
+	}
+	if !(*maxSpread > 0 && *maxSpread <= 1e6) {
+		return usagef("-max-spread: must be a number above 0 (an IQR/median; at most 1e6), got %v", *maxSpread)
 	}
 	// -o is checked before the seconds of measuring.
 	if err := checkOutputs([][2]string{{"-o", *out}}); err != nil {
@@ -48,11 +62,21 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := contention.CalibrateOptions{}
 	if *quick {
-		opt = contention.CalibrateOptions{PingPongRounds: 20000, HammerDur: 100 * time.Millisecond, PipeRounds: 500}
+		opt = contention.QuickCalibrate
 	}
-	rep, err := contention.Calibrate(m, opt)
-	if err != nil {
-		return err
+	opt.Repeats, opt.MaxSpread = *repeats, *maxSpread
+	rep, noisy := contention.Calibrate(m, opt)
+	var ne *contention.NoisyError
+	if noisy != nil && !errors.As(noisy, &ne) {
+		return noisy
+	}
+	if noisy == nil && rep.Calib.PipeRTTUS > 0 {
+		rtt, err := study.FitPipeCross(rep.Calib)
+		if err != nil {
+			return err
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the engine's own two-CPU pipe round trip: %.2f us with pipe_cross_scale %.3f (fitted to the measured %.2f us)",
+			rtt, rep.Calib.PipeCrossScale, rep.Calib.PipeRTTUS))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -62,6 +86,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 	} else if err := rep.Write(stdout); err != nil {
 		return err
+	}
+	if noisy != nil {
+		return noisy // the table is printed; no calibration is written
 	}
 	if *out != "" {
 		if err := writeFile(*out, rep.Calib.Write); err != nil {

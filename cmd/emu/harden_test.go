@@ -89,6 +89,7 @@ func TestHardening(t *testing.T) {
 		{"-schedstat /proc/version", r("-workload", "pipe", "-l", "10", "-schedstat", "/proc/version"), 2, "-schedstat: "},
 		{"-trace DIR", r("-workload", "pipe", "-l", "10", "-trace", dir), 2, "-trace: "},
 		{"-taskstats in a missing dir", r("-workload", "pipe", "-l", "10", "-taskstats", filepath.Join(dir, "no", "such")), 2, "-taskstats: "},
+		{"-sched-debug in a missing dir", r("-workload", "pipe", "-l", "10", "-sched-debug", filepath.Join(dir, "no", "such")), 2, "-sched-debug: "},
 		{"-cpuprofile DIR", r("-workload", "pipe", "-l", "10", "-cpuprofile", dir), 2, "-cpuprofile: "},
 		// 8: accepted silently
 		{"calib negative", []string{"topo", "-calib", file("c3.yaml", "host: x\nrmw_local_ns: -1\n"), "host"}, 2, "rmw_local_ns"},

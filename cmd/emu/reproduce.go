@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/study"
 )
 
@@ -55,6 +56,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&r.Perf, "perf", "perf", "the perf binary host-pipe runs (skipped when not found)")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE for the host preset (host-pipe, uclamp-pipe)")
 	fs.BoolVar(&r.Fit, "fit", false, "host-pipe: calibrate the host preset first (emu calibrate -quick, a few seconds), unless -calib is given")
+	fs.Float64Var(&r.MaxSpread, "max-spread", contention.DefaultMaxSpread, "host-pipe: the widest IQR/median of a probe that -fit fits, or of the real runs that compare cleanly")
 	fs.StringVar(&out, "o", "", "append one NDJSON record per run to FILE (emu merge, emu plot read it)")
 	fs.BoolVar(&e.progress, "progress", true, "print a line on stderr per run")
 	if err := parse(fs, args); err != nil {
@@ -79,6 +81,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	if r.L != 0 && (!(r.L > 0) || r.L > 100) {
 		return usagef("-l: virtual seconds must be in (0, 100], got %g", r.L)
+	}
+	if !(r.MaxSpread > 0 && r.MaxSpread <= 1e6) {
+		return usagef("-max-spread: must be a number above 0 (an IQR/median; at most 1e6), got %v", r.MaxSpread)
 	}
 	if r.Seeds < 0 || r.Seeds > 100 {
 		return usagef("-seeds: must be in [0, 100] (0: the study's own), got %d", r.Seeds)

@@ -79,15 +79,15 @@ func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
 // runFlags are run's output flags.
 type runFlags struct {
 	engineFlags
-	json                            bool
-	schedstat, taskstats            string
-	profile                         bool
-	profileCPUs                     string
-	lines                           int
-	trace                           string
-	traceWindow                     time.Duration
-	cpuprofile, fgprofFile, memFile string
-	ndjson                          string
+	json                             bool
+	schedstat, taskstats, schedDebug string
+	profile                          bool
+	profileCPUs                      string
+	lines                            int
+	trace                            string
+	traceWindow                      time.Duration
+	cpuprofile, fgprofFile, memFile  string
+	ndjson                           string
 }
 
 // engineNames are the flags declared on fs so far: the engine's, before
@@ -437,12 +437,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 func (f *runFlags) declareRun(fs *flag.FlagSet) {
 	f.declare(fs, true)
 	fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, counters, profile) instead of the text; "+jsonHostKeys)
-	fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat (version 16) at the end of the run to FILE")
-	fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order) to FILE")
+	fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat at the end of the run to FILE (version 15 to v6.8's layout, 16 from v6.9, as the -features profile prints it)")
+	fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order, the profile's fields) to FILE")
+	fs.StringVar(&f.schedDebug, "sched-debug", "", "write /proc/sched_debug (debugfs sched/debug) as the -features profile's kernel prints it at the end of the run to FILE")
 	fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 	fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
 	fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
-	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_exit; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
+	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 	fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
@@ -487,7 +488,7 @@ func planRun(f *runFlags, st *setup, stdout, stderr io.Writer) (*runPlan, error)
 	if err != nil {
 		return nil, workloadError(err)
 	}
-	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-trace", f.trace},
+	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-sched-debug", f.schedDebug}, {"-trace", f.trace},
 		{"-trace", counterFile(f.trace)}, {"-o", f.ndjson}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
 	// A workload's own files (schbench -j); "-" is stdout, and the text
 	// then goes to stderr, as the real tool prints it there.
@@ -598,6 +599,7 @@ func (p *runPlan) report(stdout io.Writer, res *bench.Result, hostSec float64) e
 	}{
 		{"-schedstat", f.schedstat, s.WriteSchedstat},
 		{"-taskstats", f.taskstats, s.WriteTaskStats},
+		{"-sched-debug", f.schedDebug, s.WriteSchedDebug},
 		{"-trace", f.trace, traceWriter(s, f.trace)},
 		{"-trace", counterFile(f.trace), s.WriteChromeCounters},
 		{"-memprofile", f.memFile, func(w io.Writer) error { runtime.GC(); return pprof.WriteHeapProfile(w) }},

@@ -17,8 +17,9 @@ func TestRunPipe(t *testing.T) {
 	dir := t.TempDir()
 	sched := filepath.Join(dir, "schedstat")
 	trace := filepath.Join(dir, "run.trace")
+	sd := filepath.Join(dir, "sched_debug")
 	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "pipe", "-l", "500", "-profile",
-		"-schedstat", sched, "-trace", trace, "-trace-window", "2ms", "-progress=false")
+		"-schedstat", sched, "-trace", trace, "-trace-window", "2ms", "-sched-debug", sd, "-progress=false")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -32,7 +33,8 @@ func TestRunPipe(t *testing.T) {
 		t.Errorf("stderr lacks the run summary: %s", errs)
 	}
 	for _, f := range []struct{ name, want string }{
-		{sched, "version 16\n"},
+		{sched, "version 15\n"}, // v6.6-eevdf, the default: stats.c's SCHEDSTAT_VERSION 15
+		{sd, "Sched Debug Version: v0.11, 6.6.0-rqemu #1\n"},
 		{trace, "sched_switch: prev_comm="},
 		{trace + ".counters.json", `"traceEvents"`},
 	} {
