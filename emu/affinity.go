@@ -36,18 +36,12 @@ import "github.com/rqemu/rqemu/hwmodel"
 // barrier, where the kernel would return at once.
 
 // doSetCPUsAllowed is __set_cpus_allowed_ptr() up to affine_move_task()
-// for p, curr: task_rq_lock(), then __do_set_cpus_allowed() requeues the
-// running task around the mask change: dequeue_task(DEQUEUE_SAVE),
-// put_prev_task(), set_cpus_allowed_common(), enqueue_task(ENQUEUE_RESTORE),
-// set_next_task(). That is neutral for vruntime (dequeue_entity()
-// subtracts min_vruntime and enqueue_entity() adds the same one back:
-// DEQUEUE_SAVE skips update_min_vruntime()) and for the queue, so only
-// its work is charged, to the task, which runs it in its syscall: the
-// base costs of a dequeue and an enqueue (update_load_avg() twice per
-// level, update_cfs_group() twice per group level), update_curr() and
-// set_next_entity(), under this CPU's rq lock, the lock the other CPUs'
-// stoppers take to enqueue their hoppers here. Simplified: the requeue's
-// PELT and tg->load_avg updates are not applied.
+// for p, curr: under task_rq_lock(), __do_set_cpus_allowed()'s requeue
+// (dequeue_task(DEQUEUE_SAVE) ... enqueue_task(ENQUEUE_RESTORE)) is
+// neutral for vruntime and the queue, so only its work is charged, to the
+// task: a dequeue's and an enqueue's base costs, update_curr() and
+// set_next_entity(). Simplified: the requeue's PELT and tg->load_avg
+// updates are not applied.
 func (rq *RQ) doSetCPUsAllowed(p *Task) {
 	rq.lockRQ(SymSetCPUsAllowedPtr)
 	rq.updateRQClock()

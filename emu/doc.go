@@ -31,7 +31,7 @@
 //	  dequeue_entities(), set/clear_delayed(), requeue_delayed_entity(),
 //	  pick_next_entity()'s DEQUEUE_DELAYED, finish_delayed_dequeue_entity()
 //	  delayed group entities                no: dequeued at once      delayed.go
-//	  migrating a delayed task (LB)         no: not migrated          balance.go canMigrateTask
+//	  migrating a delayed task (LB)         no: not migrated          pull.go canMigrateTask
 //	  h_nr_delayed in PELT runnable         yes (6.12.y backport)     loadavg.go, group.go
 //	  rq->nr_running with delayed tasks     yes (select, LB see it)   fair.go
 //	ttwu_runnable() of a delayed task       yes: no select, requeue   ttwurunnable.go
@@ -91,7 +91,8 @@
 //     atomic on the host and a logged access that the weave prices for the
 //     target machine at the next barrier; the stall it finds is charged to
 //     the CPU that made the access, under the symbol that made it.
-//   - Reads decide from what the last barrier published (snapshot.go): a
+//   - Reads decide from what the last barrier published (snapshot.go,
+//     read through view.go): a
 //     remote CPU's idle state, nr_running and load (cpuSnap), an LLC's
 //     has_idle_cores and nr_idle_scan (llcSnap), a remote wakee's state,
 //     CPU and wakeup fields (taskSnap, republished only for tasks their
@@ -125,7 +126,7 @@
 // is incurred), paid on its clock before its next event.
 //
 // Whose log an access goes on decides whose stall it is. A pull's detach
-// and attach are logged on the balancing CPU's log (logOn in balance.go):
+// and attach are logged on the balancing CPU's log (logOn in pull.go):
 // the kernel runs load_balance() there, under the other runqueue's lock.
 // A direct wakeup's lock, clock and rq->cfs.avg stores are the waker's;
 // the rest of its enqueue (tg->load_avg, removed load, uclamp) is still
@@ -137,38 +138,36 @@
 // # A remote wakeup, file by file
 //
 // netperf's UDP_RR client, on CPU 3, sends a request to its server,
-// asleep on CPU 40 in another LLC. Read in this order, each file once:
+// asleep on CPU 40 in another LLC (bench/netperf.go: its program returns
+// emu.Signal(sem); program.go's doAction calls signal). Eight files, in
+// this order:
 //
-//   - bench/netperf.go: the client's program returns emu.Signal(sem) on
-//     the server's receive queue (wake()).
-//   - program.go: doAction's ActSignal makes the wake flags and the stamp
-//     and calls signal (sem.go: the wait queue's one waiter).
-//   - ttwu.go, top to bottom, is the rest of try_to_wake_up() in the order
-//     it runs. The waker (tryToWakeUp): the server, as published, is
-//     asleep on sem (asleepOn); select_task_rq_fair() (select.go: a call
-//     that returns a CPU) keeps it on CPU 40, say; the CPUs share no cache, so
-//     ttwu_queue_cond() says wake list: the waker pushes the entry onto
-//     CPU 40's physical list, pays for the push, and posts opWake. The
-//     barrier (claimWake, called from message.go's deliver in canonical
-//     order): the first waker of a task still asleep on sem wins; the
-//     task is TASK_WAKING, and wakelistAdd joins CPU 40's open batch or
-//     opens one, with a drain when the IPI arrives (the waker owes the
-//     send) or, if CPU 40 idles polling, when it notices the write. The
-//     target (schedTTWUPending, run by message.go's
-//     handleMsg when the msgDrain event fires): under its own lock it
-//     drains the batch; ttwuDoActivate calls activate_task() (core.go's
-//     enqueueTask: sched_info, uclamp) and wakeup_preempt().
-//   - message.go, for how the two hand-offs above travel: post, deliver
-//     and its order, the message events and handleMsg.
-//   - fair.go: enqueueTaskFair() and enqueue_entity() put the server's
-//     entity on CPU 40's timeline (place_entity() with its lag), and
-//     check_preempt_wakeup() decides whether it preempts CPU 40's curr.
+//   - ttwu.go, the waker's half: signal and tryToWakeUp read the wakee
+//     (asleepOn), choose its CPU, and, the CPUs sharing no cache
+//     (ttwuQueueCond), push the entry onto CPU 40's physical wake list
+//     and post opWake (ttwuQueueWakelist).
+//   - view.go: everything the waker reads of the wakee and of other CPUs
+//     (taskView, snapCPU, seeCPU): as published, plus its own writes.
+//   - select.go: select_task_rq_fair() keeps the server on CPU 40, say.
+//   - message.go: post; at the barrier, deliver applies the epoch's posts
+//     in canonical order (applyOp), and later handleMsg runs the
+//     target's message events.
+//   - barrier.go: the barrier's order: deliver, the weave, publish.
+//   - ttwu.go again, its barrier half: claimWake (the first waker of a
+//     task still asleep on sem wins; TASK_WAKING), then wakelistAdd joins
+//     CPU 40's open batch or opens one with a drain when the IPI arrives;
+//     the target drains it (schedTTWUPending) and ttwuDoActivate enqueues.
+//   - ttwudeliver.go: a claimed wakeup reaches its target only when the
+//     weave has served the waker's llist_add() (queueWake, deliverWake).
+//   - fair.go and preempt.go: enqueue_task_fair() puts the entity on CPU
+//     40's timeline (place_entity() with its lag); check_preempt_wakeup()
+//     decides whether it preempts CPU 40's curr.
 //
 // A waker that shares the LLC with a busy target takes the other branch
-// of ttwu_queue(): it locks the target's rq (the physical SpinLock), pays
-// the enqueue's base costs itself, and the barrier hands the target a
+// of ttwu_queue() (ttwudirect.go): it locks the target's rq, pays the
+// enqueue's base costs itself, and the barrier hands the target a
 // msgEnqueue, which ttwuRemoteEnqueue applies free of charge (the payer
-// is the waker).
+// is the waker). A pull's barrier half is pull.go, beside ttwudeliver.go.
 //
 // # Rejected alternatives
 //

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/rqemu/rqemu/contention"
 )
@@ -145,10 +143,10 @@ func (s *Sim) Live() int {
 type workers struct {
 	s      *Sim
 	shards [][]*RQ
-	box    []mailbox
+	box    []contention.Mailbox
 	// running counts the shards posted in this epoch and not yet
-	// stepped (atomic): the engine's goroutine spins on it.
-	running atomic.Int32
+	// stepped: the engine's goroutine spins on it.
+	running contention.Pending
 	exit    sync.WaitGroup // goroutine exit
 	active  []bool
 	// shardOf maps a CPU to its shard; todo[i] is shard i's CPUs to step
@@ -160,28 +158,6 @@ type workers struct {
 	// process without the CPU, and without the caller's recover).
 	panics []*CPUPanic
 }
-
-// mailbox hands a worker its epochs. An epoch lasts a few hundred host µs,
-// most of it the barrier's weave on the engine's goroutine; a worker that
-// slept on a channel between epochs paid a futex wake-up and a thread
-// hand-over each time (9% of a 2-core run's host time). So a worker that
-// has stepped its shard spins for the next epoch for up to workerSpin,
-// yielding its P, and only then parks on wake. Posting and taking are
-// sequentially consistent atomics: a worker parks only after it has set
-// sleeping and seen no new post, and the engine wakes it whenever it
-// posts while sleeping is set, so no post is lost.
-type mailbox struct {
-	seq      atomic.Uint64 // posts so far; the epoch's end is in end
-	end      atomic.Int64
-	quit     atomic.Bool
-	sleeping atomic.Bool
-	wake     chan struct{} // capacity 1
-	_        [64]byte      // one mailbox per cache line (written by both sides)
-}
-
-// workerSpin is how long a worker polls its mailbox after an epoch before
-// it parks.
-const workerSpin = 2 * time.Millisecond
 
 // CPUPanic is a panic raised while a CPU handled its events: the CPU, its
 // clock and current task, the value and the stack where it was raised.
@@ -250,11 +226,11 @@ func (s *Sim) startWorkers() *workers {
 	}
 	w.todo = make([][]int, n)
 	hosts := contention.PlanPinning(seq(n), allowed)
-	w.box = make([]mailbox, n)
+	w.box = make([]contention.Mailbox, n)
 	w.active = make([]bool, n)
 	w.panics = make([]*CPUPanic, n)
 	for i := range w.shards {
-		w.box[i].wake = make(chan struct{}, 1)
+		w.box[i].Init()
 		w.exit.Add(1)
 		go w.loop(i, hosts[i])
 	}
@@ -279,52 +255,12 @@ func (w *workers) loop(i, host int) {
 	b := &w.box[i]
 	var seen uint64
 	for {
-		seen = b.next(seen)
-		if b.quit.Load() {
+		seen = b.Next(seen)
+		if b.Quit() {
 			return
 		}
-		w.stepShard(i, b.end.Load())
+		w.stepShard(i, b.End())
 		w.running.Add(-1)
-	}
-}
-
-// next waits for a post after the seen-th and returns its number: it
-// spins for workerSpin, then parks until the engine posts.
-func (b *mailbox) next(seen uint64) uint64 {
-	deadline := time.Now().Add(workerSpin)
-	for k := 0; ; k++ {
-		if q := b.seq.Load(); q != seen {
-			return q
-		}
-		if k%64 == 63 && time.Now().After(deadline) {
-			break
-		}
-		runtime.Gosched()
-	}
-	for {
-		b.sleeping.Store(true)
-		if q := b.seq.Load(); q != seen {
-			b.sleeping.Store(false)
-			return q
-		}
-		<-b.wake
-		b.sleeping.Store(false)
-	}
-}
-
-// post hands the worker an epoch (or, with end < 0, the order to quit).
-func (b *mailbox) post(end int64) {
-	if end < 0 {
-		b.quit.Store(true)
-	} else {
-		b.end.Store(end)
-	}
-	b.seq.Add(1)
-	if b.sleeping.Load() {
-		select {
-		case b.wake <- struct{}{}:
-		default: // a wake-up is already pending
-		}
 	}
 }
 
@@ -364,7 +300,7 @@ func (w *workers) epoch(end int64, stepped []int) {
 	for i := range w.shards {
 		if w.active[i] && i != last {
 			w.running.Add(1)
-			w.box[i].post(end)
+			w.box[i].Post(end)
 		}
 	}
 	if last >= 0 {
@@ -382,7 +318,7 @@ func (w *workers) epoch(end int64, stepped []int) {
 
 func (w *workers) stop() {
 	for i := range w.box {
-		w.box[i].post(-1)
+		w.box[i].Post(-1)
 	}
 	w.exit.Wait()
 }

@@ -158,16 +158,6 @@ func (rq *RQ) tgLoadAvgAdd(tg *TaskGroup, delta int64) {
 	rq.Stats.TgLoadAvgWrites++
 }
 
-// tgLoadAvgRead is the atomic_long_read() of tg->load_avg in
-// calc_group_shares(): the line is really read (and priced), but the value
-// used is the one published at the last barrier plus this CPU's own
-// writes, so the decision does not depend on the host's race.
-func (rq *RQ) tgLoadAvgRead(tg *TaskGroup) int64 {
-	tg.loadAvg.Load(rq.log, rq.now, rq.site(SymUpdateCfsGroup))
-	rq.Stats.TgLoadAvgReads++
-	return tg.published + rq.tgDelta[tg.id]
-}
-
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x
@@ -213,4 +203,62 @@ func (rq *RQ) utilEstUpdate(p *Task, taskSleep bool) {
 // sample is ever taken).
 func taskUtilEst(p *Task) uint64 {
 	return max(p.se.Avg.UtilAvg, pelt.TaskUtilEst(&p.se.Avg))
+}
+
+// updateBlockedAverages is fair.c: update_blocked_averages() (v5.15,
+// v6.6): take the rq lock and update_rq_clock() first, so that the blocked
+// load and util of an idle CPU, whose clock stands at its last event, decay
+// to now; then the fair part (updateBlockedFair).
+func (rq *RQ) updateBlockedAverages() {
+	rq.lockRQ(SymUpdateBlockedAverages)
+	rq.updateBlockedAveragesLocked()
+	rq.unlockRQ(SymUpdateBlockedAverages)
+}
+
+// updateBlockedAveragesLocked is update_blocked_averages() with the rq
+// lock already held: newidle_balance() drops the lock around its
+// balancing and update_blocked_averages() retakes it; the model keeps
+// holding schedule()'s lock instead (a simplification: no remote CPU can
+// slip in between).
+func (rq *RQ) updateBlockedAveragesLocked() {
+	rq.updateRQClock()
+	rq.updateBlockedFair()
+}
+
+// updateBlockedFair is fair.c: __update_blocked_fair(): decay the load of
+// every group queue on this CPU bottom-up, publish it to tg->load_avg, and
+// carry it up.
+func (rq *RQ) updateBlockedFair() {
+	rq.cost(hwmodel.OpUpdateLoadAvg)
+	now := rq.peltNow()
+	gs := rq.sim.groups
+	for i := len(gs) - 1; i >= 0; i-- {
+		cfs := gs[i].cfsRq[rq.cpu]
+		if cfs.isDecayed() {
+			continue
+		}
+		if rq.updateCfsRqLoadAvg(now, cfs) {
+			rq.updateTgLoadAvg(cfs)
+		}
+		se := gs[i].se[rq.cpu]
+		if !se.skipBlockedUpdate() {
+			rq.updateLoadAvg(se.cfsRq, se, updateTG)
+		}
+	}
+	rq.updateCfsRqLoadAvg(now, rq.cfs)
+}
+
+// isDecayed is fair.c: cfs_rq_is_decayed() (with the Dec-2025 fix: a
+// queue still contributing to tg->load_avg is not decayed).
+func (c *CfsRq) isDecayed() bool {
+	return c.load.Weight == 0 && c.avg.LoadSum == 0 && c.avg.UtilSum == 0 && c.avg.RunnableSum == 0 &&
+		c.tgLoadAvgContrib == 0 && !c.prop.Pending
+}
+
+// skipBlockedUpdate is fair.c: skip_blocked_update().
+func (se *SchedEntity) skipBlockedUpdate() bool {
+	if se.Avg.LoadAvg != 0 || se.Avg.UtilAvg != 0 {
+		return false
+	}
+	return !se.myQ.prop.Pending
 }

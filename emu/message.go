@@ -21,7 +21,7 @@ const (
 	opAffinity                    // sched_setaffinity() of a task on itself
 	opSetIdleCores                // sd_llc_shared->has_idle_cores = val (target: LLC id)
 	opSetNrIdleScan               // sd_llc_shared->nr_idle_scan = val (target: LLC id)
-	opPull                        // load balancing: pull tasks (balance.go)
+	opPull                        // load balancing: pull tasks (pull.go)
 	opKickILB                     // nohz_balancer_kick(): kick the idle load balancer
 )
 

@@ -28,7 +28,7 @@ const (
 // the barrier. At the barrier every goroutine is stopped and the engine,
 // one goroutine, may write any RQ: the fields below marked "barrier:" are
 // the ones it writes as part of the cross-CPU protocol, and load
-// balancing's pulls, pushes and idle balancing (balance.go, rebalance.go)
+// balancing's pulls, pushes and idle balancing (pull.go, rebalance.go)
 // change the kernel state of the CPUs involved as their owners would.
 // Fields set at NewSim and never written again are marked "fixed".
 type RQ struct {
@@ -50,11 +50,11 @@ type RQ struct {
 	events    eventQueue
 	tickArmed bool
 	// slackTimers is at least the number of pending sleep timers armed
-	// with slack (hrtimer.go), 0 when there is none.
+	// with slack (hrtimer.go), 0 when there is none. Owned by the CPU.
 	slackTimers int
-	handled     int64 // events handled (stale ones excluded)
-	// lastEvent is the stamp of the last event handled (the barrier
-	// reads it to measure late messages).
+	handled     int64 // events handled (stale ones excluded); owned by the CPU
+	// lastEvent is the stamp of the last event handled. Owned by the
+	// CPU; the barrier reads it to measure late messages.
 	lastEvent int64
 	// stepUntil is the end of the epoch step is in. Owned by the CPU.
 	stepUntil int64
@@ -77,7 +77,9 @@ type RQ struct {
 // rqKernel is the kernel's struct rq of this CPU and the scheduler state
 // around it. Owned by the CPU; the barrier writes it only through load
 // balancing (pulls, active balance, NOHZ idle balancing on an idle CPU's
-// behalf) and a remote wakeup's migration (removed load, in the cfs_rqs).
+// behalf), a remote wakeup's migration (removed load, in the cfs_rqs) and
+// a waker's try_to_wake_up() it completes (ttwuRaced, ttwu_runnable() in
+// hold.go and ttwurunnable.go: atBarrierLogged).
 type rqKernel struct {
 	clock int64 // rq->clock as of the last update_rq_clock()
 	// clockPelt and lostIdleTime are rq->clock_pelt and
@@ -153,10 +155,10 @@ type rqKernel struct {
 	// runqueue by the direct path (ttwu_queue() under the target's rq
 	// lock) that the published snapshots may not show yet: in the kernel
 	// the target's nr_running and rd->overload are then this CPU's own
-	// writes (balance.go: ownEnqueues). Owned by CPU i.
+	// writes (view.go: ownEnqueues). Owned by CPU i.
 	enqueuedTo []ownEnqueue
 	// removedFrom lists this epoch's wakeup migrations away from this
-	// CPU that it did itself (balance.go: ownRemoval). Owned by CPU i.
+	// CPU that it did itself (view.go: ownRemoval). Owned by CPU i.
 	removedFrom []ownRemoval
 
 	// Scratch sets of the balancing and wakeup scans.
@@ -205,6 +207,7 @@ type rqAccount struct {
 	// CPU; barrier: woven and reset. fixed (the pointer).
 	log *contention.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
+	// Owned by the CPU; set only by onBehalf and atBarrier, for one call.
 	pay payer
 	// scratch takes this CPU's accesses while its code does work whose
 	// accesses are logged afterwards, some elsewhere or not at all

@@ -1,16 +1,12 @@
 package emu
 
-import (
-	"slices"
-
-	"github.com/rqemu/rqemu/hwmodel"
-)
+import "github.com/rqemu/rqemu/hwmodel"
 
 // The CPU a wakeup goes to: fair.c's select_task_rq_fair() with
 // wake_affine() and select_idle_sibling(), run by the waker inside
 // try_to_wake_up() (ttwu.go), and the remote reads they make (idle_cpu(),
 // cpu_load(), sd_llc_shared), each priced on the physical line and
-// answered from what the last barrier published (snapshot.go).
+// answered from what the last barrier published (view.go).
 
 // allowedOn reports whether cpu is in p->cpus_ptr. The affinity changes
 // only at barriers, so any CPU may read it.
@@ -337,64 +333,7 @@ func (rq *RQ) selectIdleCore(p *Task, core int, idleCPU *int, skip *cpuSet) int 
 	return -1
 }
 
-// --- remote reads: priced on the line, answered from the snapshot ---
-
-// idleCPU is core.c: available_idle_cpu() of cpu as this CPU sees it:
-// reads of its rq->curr, nr_running and ttwu_pending lines.
-func (rq *RQ) idleCPU(cpu int, sym Symbol) bool {
-	if cpu != rq.cpu {
-		rq.cost(hwmodel.OpSISProbe)
-		o := rq.sim.cpus[cpu]
-		site := rq.site(sym)
-		// The probes' loads do not depend on each other (the scan's
-		// addresses come from the CPU number): an out-of-order core
-		// overlaps their misses.
-		was := rq.log.SetIndependent(true)
-		rq.log.Record(rq.now, o.currLine, hwmodel.Read, site)
-		o.lock.NrRunning(rq.log, rq.now, site)
-		o.wake.Pending(rq.log, rq.now, site)
-		rq.log.SetIndependent(was)
-		if slices.Contains(rq.wokeTo, cpu) {
-			// core.c: idle_cpu() tests rq->ttwu_pending, which this
-			// CPU's own wake-list push (or direct enqueue) set this
-			// epoch: a waker waking several tasks in a row does not
-			// see the CPU it just woke a task onto as idle.
-			return false
-		}
-		if _, own := rq.ownEnqueues(cpu, cpuSnap{}); own {
-			// The same for a direct enqueue the barrier delivered
-			// but the target has not yet published (ownEnqueue).
-			return false
-		}
-	}
-	return rq.snapCPU(cpu).at(rq.now).idle
-}
-
-// readNrRunning reads cpu's rq->nr_running.
-func (rq *RQ) readNrRunning(cpu int, sym Symbol) int {
-	if cpu != rq.cpu {
-		rq.sim.cpus[cpu].lock.NrRunning(rq.log, rq.now, rq.site(sym))
-	}
-	return rq.seeCPU(cpu).nrRunning
-}
-
-// readLoad is fair.c: cpu_load(): the rq's cfs.avg.load_avg.
-func (rq *RQ) readLoad(cpu int, sym Symbol) uint64 {
-	if cpu != rq.cpu {
-		rq.log.Record(rq.now, rq.sim.cpus[cpu].avgLine, hwmodel.Read, rq.site(sym))
-	}
-	return rq.seeCPU(cpu).load
-}
-
-// testIdleCores is fair.c: test_idle_cores().
-func (rq *RQ) testIdleCores(cpu int) bool {
-	llc := &rq.sim.llc[cpu]
-	llc.shared.HasIdleCores(rq.log, rq.now, rq.site(SymSelectIdleSibling))
-	if v, ok := rq.llcWrite(llc.id); ok {
-		return v
-	}
-	return rq.sim.llcSnap[llc.id].hasIdleCores
-}
+// --- sd_llc_shared writes: on the line now, in the model at the barrier (the reads are view.go's) ---
 
 // setIdleCores is fair.c: set_idle_cores(): a write to the LLC's shared
 // line, applied to the model at the barrier (last writer in time wins).
@@ -407,37 +346,6 @@ func (rq *RQ) setIdleCores(cpu int, v bool) {
 		x = 1
 	}
 	rq.post(remoteOp{kind: opSetIdleCores, target: llc.id, val: x})
-}
-
-// readNrIdleScan reads sd_llc_shared->nr_idle_scan.
-func (rq *RQ) readNrIdleScan(cpu int) int {
-	llc := &rq.sim.llc[cpu]
-	llc.shared.NrIdleScan(rq.log, rq.now, rq.site(SymSelectIdleSibling))
-	return rq.sim.llcSnap[llc.id].nrIdleScan
-}
-
-func (rq *RQ) llcWrite(id int) (bool, bool) {
-	for _, w := range rq.llcWrites {
-		if w.id == id {
-			return w.v, true
-		}
-	}
-	return false, false
-}
-
-func (rq *RQ) setLLCWrite(id int, v bool) {
-	for i := range rq.llcWrites {
-		if rq.llcWrites[i].id == id {
-			rq.llcWrites[i].v = v
-			return
-		}
-	}
-	rq.llcWrites = append(rq.llcWrites, llcWrite{id, v})
-}
-
-type llcWrite struct {
-	id int
-	v  bool
 }
 
 // updateIdleCore is fair.c: __update_idle_core() on idle entry: if every

@@ -102,14 +102,3 @@ func Signal(sem *Sem) Action { return Action{Op: ActSignal, Sem: sem} }
 func SignalStamp(sem *Sem, stamp int64) Action {
 	return Action{Op: ActSignal, Sem: sem, NS: stamp, HasStamp: true}
 }
-
-// signal is the signalling half of a wait queue wakeup (__wake_up() on a
-// queue with at most one waiter): wake the owner if it waits on sem, else
-// leave the signal pending.
-func (rq *RQ) signal(sem *Sem, stamp int64, wakeFlags int) {
-	p := sem.owner
-	if p == nil {
-		panic(fmt.Sprintf("emu: CPU %d signals %v, which has no owner (bind it with TaskSpec.Sems)", rq.cpu, sem))
-	}
-	rq.tryToWakeUp(p, sem, stamp, wakeFlags)
-}

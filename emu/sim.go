@@ -49,29 +49,60 @@ type Config struct {
 // shared-memory space the CPUs contend on, and the driver that steps them.
 //
 // Ownership. Every CPU reads a Sim during an epoch; none writes it. Its
-// fields are fixed once the machine is built (NewSim, NewGroup, NewTask,
-// before Run) or written only at the barrier, by the engine alone, as
-// marked; the few a CPU does write during an epoch say so.
+// fields are fixed once the machine is built (New, NewGroup, NewTask,
+// before Run) or written only at the barrier, by the engine alone; each
+// part says which, and the few fields a CPU does write during an epoch
+// say so.
 type Sim struct {
+	// Fixed once built (New).
 	m     *hwmodel.Machine
 	feat  Features
 	tun   Tunables
-	space *contention.Space
+	space *contention.Space // its lines are the CPUs' shared state (atomic: contention/)
 	cfg   Config
 
-	// cpus, root, groups, tasks: appended by NewSim, NewGroup and
-	// NewTask (a workload's setup, before Run or between runs).
-	cpus   []*RQ
-	root   *TaskGroup
-	groups []*TaskGroup // non-root groups, by id
-	tasks  []*Task
+	// cpus, root, groups, tasks, parents: written only by New, NewGroup,
+	// NewTask and NewForkParent (a workload's setup, before Run or
+	// between runs); each RQ, group queue and task has its own owner.
+	cpus    []*RQ
+	root    *TaskGroup
+	groups  []*TaskGroup // non-root groups, by id
+	tasks   []*Task
+	parents []*ForkParent // NewForkParent's, in order
 
-	domains [][]*Domain // per CPU, lowest first
+	now   int64 // the time every CPU has reached (after Run): written only by the driver between epochs
+	epoch int64 // the epoch length: fixed once built
+
+	simLayout      // the machine's domains and LLCs: fixed once built
+	simSymbols     // the profile's symbols and the weave's sites: fixed once built, but for user symbols added at setup
+	rootDomain     // the root domain's globals: written only at the barrier
+	published      // what the CPUs see of each other: written only at the barrier
+	barrierScratch // the barrier's and the driver's working state: written only at the barrier
+	RunStats       // counts about the run itself: written only at the barrier
+	simHooks       // observers: set before Run
+}
+
+// simLayout is the machine's scheduling topology, fixed once built (New,
+// buildDomains) but for forkView.
+type simLayout struct {
+	domains [][]*Domain // per CPU, lowest first; each Domain owned by its CPU (Domain)
+	llc     []llcInfo   // per CPU
 	// forkView is what a parent forking at setup sees of each CPU: the
 	// tasks created there so far (fork.go). Written only by NewTask.
-	forkView []forkCPU
-	llc      []llcInfo // per CPU
+	forkView       []forkCPU
+	allCPUs        []int             // 0..n-1 (publish)
+	smtActive      bool              // some core has two threads (sched_smt_present)
+	ipiDelay       int64             // an IPI's delivery
+	pollDelay      int64             // a polling idle CPU noticing a write (idle exit)
+	balanceRunning contention.LineID // sched_balance_running (the line)
+	// uclampUsed is sched_uclamp_used: set by New and NewTask (setup).
+	uclampUsed bool
+}
 
+// simSymbols are the profile's symbols and the contention sites their
+// accesses are logged under. Fixed once built; userSymbol adds user
+// symbols at setup (before Run).
+type simSymbols struct {
 	syms    *symbolTable
 	sites   []contention.Site // per kernel symbol
 	siteSym []Symbol          // by contention.Site: the kernel symbol a site's stall is charged to (0 for other sites)
@@ -83,70 +114,75 @@ type Sim struct {
 	// newidleLo+numKernelSymbols.
 	newidleSites []contention.Site
 	newidleLo    contention.Site
+}
 
-	uclampUsed bool
-	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
-	// their marked last access (deferredWake). Barrier only.
-	wakeQ [][]deferredWake
+// rootDomain is the machine-wide scheduler state the kernel keeps in the
+// root domain and in nohz: written only at the barrier (the CPUs read it
+// in their epochs).
+type rootDomain struct {
+	overloaded      bool  // rd->overload, recomputed at barriers
+	nrOverloaded    int   // CPUs whose snapshot has nr_running >= 2 (setSnap)
+	nohzIdle        int   // tickless idle CPUs (nohz.nr_cpus)
+	nohzNextBalance int64 // nohz.next_balance, jiffies
+	llcBusy         []int // nr_busy_cpus per LLC id
+	ilbKicked       bool  // an ILB was kicked at this barrier
+}
 
-	now   int64 // the time every CPU has reached (after Run)
-	epoch int64
-
-	// The published view (snapshot.go) and the barrier's scratch:
-	// barrier only.
+// published is what the CPUs see of each other between barriers
+// (snapshot.go, view.go): written only at the barrier.
+type published struct {
 	snap []cpuSnap // per CPU
 	// onCPU[c] is the task CPU c is still switching out (p->on_cpu: the
 	// __schedule() that put it to sleep has not physically finished,
-	// its stall unpaid) and until when. Written only at the barrier.
-	onCPU     []onCPUSnap
-	llcSnap   []llcSnap // by LLC id (its first CPU)
-	smtActive bool
-	opsBuf    []remoteOp
-	ipiDelay  int64 // an IPI's delivery
-	pollDelay int64 // a polling idle CPU noticing a write (idle exit)
+	// its stall unpaid) and until when.
+	onCPU   []onCPUSnap
+	llcSnap []llcSnap // by LLC id (its first CPU)
+}
 
-	// Machine-wide state: barrier only (the driver sets the epoch's
-	// bounds before stepping it).
-	epochEnd        int64             // the end of the epoch being closed by the barrier
-	epochStart      int64             // and its start
-	nextAt          []int64           // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
-	live            []uint64          // bit i: nextAt[i] >= 0 (setNextAt)
-	need            []bool            // CPUs the next barrier visits (visit.go)
-	needList        []int             // the same, in marking order
-	visited         []bool            // the CPUs this barrier visits (visit.go)
-	visit           []int             // the same, in CPU order
-	visits          int64             // the visits of all barriers so far (visit_test.go)
-	allCPUs         []int             // 0..n-1, fixed (publish)
-	stepped         []int             // the CPUs stepped in the epoch (driver.go)
-	logsBuf         []*contention.Log // the visited CPUs' logs, for the weave
-	inBarrier       bool              // the barrier is running: changes to a CPU mark it (touch)
-	balanceRunning  contention.LineID // sched_balance_running (the line: fixed)
-	overloaded      bool              // rd->overload, recomputed at barriers
-	nrOverloaded    int               // CPUs whose snapshot has nr_running >= 2 (setSnap)
-	idleClaims      []idleClaim       // per CPU: this barrier's first wakeup onto it while idle (redirectClaimedIdle)
-	nohzIdle        int               // tickless idle CPUs (nohz.nr_cpus)
-	nohzNextBalance int64             // nohz.next_balance, jiffies
-	llcBusy         []int             // nr_busy_cpus per LLC id
-	ilbKicked       bool              // an ILB was kicked at this barrier
+// barrierScratch is the barrier's working state (the driver sets the
+// epoch's bounds before stepping it): written only at the barrier, or by
+// the driver between epochs.
+type barrierScratch struct {
+	epochEnd   int64             // the end of the epoch being closed by the barrier
+	epochStart int64             // and its start
+	nextAt     []int64           // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
+	live       []uint64          // bit i: nextAt[i] >= 0 (setNextAt)
+	need       []bool            // CPUs the next barrier visits (visit.go)
+	needList   []int             // the same, in marking order
+	visited    []bool            // the CPUs this barrier visits (visit.go)
+	visit      []int             // the same, in CPU order
+	stepped    []int             // the CPUs stepped in the epoch (driver.go)
+	logsBuf    []*contention.Log // the visited CPUs' logs, for the weave
+	inBarrier  bool              // the barrier is running: changes to a CPU mark it (touch)
+	opsBuf     []remoteOp
+	idleClaims []idleClaim // per CPU: this barrier's first wakeup onto it while idle (redirectClaimedIdle)
+	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
+	// their marked last access (deferredWake).
+	wakeQ [][]deferredWake
+	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
+	// last pass's CPUs.
+	heldBuf, passBuf []int
+}
 
-	// Stats about the run itself: barriers, and cross-CPU changes that
-	// reached a CPU whose clock had already passed them (how many, by how
-	// much in total). barrier only.
+// RunStats are counts about the run itself: barriers, and cross-CPU
+// changes that reached a CPU whose clock had already passed them (how
+// many, by how much in total). Written only at the barrier.
+type RunStats struct {
 	Epochs   int64
 	LateMsgs int64
 	LateNS   int64
 	// HoldPasses counts the barrier's extra passes that stepped CPUs
-	// held at a wait (hold.go). barrier only.
+	// held at a wait (hold.go).
 	HoldPasses int64
-	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
-	// last pass's CPUs. barrier only.
-	heldBuf, passBuf []int
+	visits     int64 // the visits of all barriers so far (visit_test.go)
+}
 
+// simHooks are the run's observers, set before Run.
+type simHooks struct {
 	// onRunDelay, when set, is told each runnable wait as it ends
 	// (sched_info_arrive()), on the task's CPU's goroutine.
 	onRunDelay func(t *Task, delay int64)
-	tracer     *tracer
-	parents    []*ForkParent // NewForkParent's, in order
+	tracer     *tracer // set by EnableTrace before Run; its cpu[i] owned by CPU i, the rest written only at the barrier
 }
 
 // OnRunDelay registers f to be called with every runnable wait (the time
@@ -182,8 +218,8 @@ func New(cfg Config) (*Sim, error) {
 		m: m, feat: cfg.Features, cfg: cfg,
 		tun:   NewTunables(m.NumCPUs(), m.HZ, cfg.Sched),
 		space: contention.NewSpace(m),
-		syms:  newSymbolTable(),
 	}
+	s.syms = newSymbolTable()
 	s.epoch = cfg.Epoch
 	if s.epoch <= 0 {
 		s.epoch = s.Lookahead()
@@ -538,99 +574,4 @@ func (s *Sim) symOfSite(site contention.Site) Symbol {
 		return s.siteSym[site]
 	}
 	return 0
-}
-
-// barrier is the end of an epoch: price the shared accesses, publish
-// tg->load_avg, check the invariants.
-func (s *Sim) barrier(stepped []int) {
-	s.Epochs++
-	s.beginVisit()
-	s.ilbKicked = false
-	s.deliver()
-	s.extendVisit()
-	s.settleHolds(stepped)
-	logs := s.logsBuf[:0]
-	for _, i := range s.visit {
-		logs = append(logs, s.cpus[i].log)
-	}
-	s.logsBuf = logs
-	res := s.space.WeaveUntil(logs, s.epochEnd)
-	for _, n := range res.Notices {
-		s.deliverWake(n.CPU, n.T)
-	}
-	k := 0 // res.Sites is sorted by CPU: one pass hands each CPU its run
-	for _, i := range s.visit {
-		rq := s.cpus[i]
-		behind := s.space.Behind(rq.cpu)
-		stalled := behind && s.space.Stalled(rq.cpu)
-		if behind != rq.weaveBehind || stalled != rq.weaveStalled {
-			rq.weaveBehind, rq.weaveStalled = behind, stalled
-			rq.republish = true // cpuSnap.idleAt moves
-		}
-		if s.space.Owes(rq.cpu) { // Behind implies Owes
-			// Served, and charged, barrier by barrier, until it is
-			// not: also a CPU that runs on (or idles) with an access
-			// still waiting or loads in flight.
-			s.touch(rq)
-		}
-		if k < len(res.Sites) && res.Sites[k].CPU < rq.cpu {
-			panic(fmt.Sprintf("emu: barrier: the weave charged CPU %d, which the barrier does not visit (visit.go)", res.Sites[k].CPU))
-		}
-		st := res.StallNS[rq.cpu]
-		lo := k
-		for k < len(res.Sites) && res.Sites[k].CPU == rq.cpu {
-			k++
-		}
-		sites := res.Sites[lo:k]
-		if rq.newidleSD != nil {
-			// update_newidle_cost() measures the balance with
-			// sched_clock(): its cache misses count, and a miss still
-			// queued at a barrier is paid later. Add the stall of the
-			// balance's accesses (its newidle sites, its pull's too),
-			// whenever reported, to the last domain walked (the
-			// largest, which dominates).
-			var stall float64
-			for _, c := range sites {
-				if s.isNewidleSite(c.Site) {
-					stall += c.NS
-				}
-			}
-			if stall > 0 {
-				rq.newidleCost += int64(stall)
-				rq.newidleSD.updateNewidleCost(rq.newidleCost, s.epochEnd)
-			}
-		}
-		// The whole ns split over the sites, the last taking the
-		// rounding, so that the charges sum to the debt.
-		left := st
-		for i, c := range sites {
-			ns := min(int64(c.NS), left)
-			if i == len(sites)-1 {
-				ns = left
-			}
-			rq.addDebt(s.symOfSite(c.Site), ns)
-			left -= ns
-		}
-		s.onCPU[rq.cpu] = rq.onCPUView()
-	}
-	if k < len(res.Sites) {
-		panic(fmt.Sprintf("emu: barrier: the weave charged CPU %d, which the barrier does not visit (visit.go)", res.Sites[k].CPU))
-	}
-	for _, tg := range s.groups {
-		for _, i := range s.visit {
-			rq := s.cpus[i]
-			tg.published += rq.tgDelta[tg.id]
-			rq.tgDelta[tg.id] = 0
-		}
-	}
-	s.publishCPUs(s.visit)
-	s.endVisit()
-	if s.tracer != nil {
-		s.tracer.sample(s, res.StallNS)
-	}
-	if s.cfg.Check {
-		s.check()
-		s.checkUnvisited(res)
-	}
-	s.closeVisit()
 }

@@ -138,37 +138,6 @@ func (rq *RQ) markDirty(t *Task) {
 // ttwuPending is rq->ttwu_pending in the model: a wake-list batch is open.
 func (rq *RQ) ttwuPending() bool { return len(rq.wlBatch) > 0 }
 
-// snapCPU is what this CPU sees of CPU c: itself exactly, others as
-// published. Code the barrier runs on a CPU's behalf (NOHZ idle
-// balancing) sees every CPU exactly: nothing else is running then. The
-// readers of idle take the published value at their own time
-// (cpuSnap.at); the others have no use for it.
-func (rq *RQ) snapCPU(c int) cpuSnap {
-	if c != rq.cpu && !rq.pay.barrier {
-		return rq.sim.snap[c]
-	}
-	return rq.sim.cpus[c].exactSnap()
-}
-
-// exactSnap is this CPU as it is now: what publish copies, and what the
-// CPU itself (or the barrier) reads. (Written for the inliner: with k
-// read once and the pending wake list folded into idle, snapCPU stays
-// within its budget of 80 and inlines into every probe of the wakeup and
-// balancing scans. should_we_balance()'s ttwu_pending test reads its own
-// CPU directly instead of a snapshot field.)
-func (rq *RQ) exactSnap() cpuSnap {
-	k := &rq.rqKernel
-	return cpuSnap{
-		idle:       k.curr == nil && k.nrRunning == 0 && len(rq.wlBatch) == 0,
-		utilEst:    k.cfs.avg.UtilEst.Enqueued,
-		nrRunning:  k.nrRunning,
-		hNrRunning: k.cfs.hNrRunning,
-		load:       k.cfs.avg.LoadAvg,
-		util:       k.cfs.avg.UtilAvg,
-		runnable:   k.cfs.avg.RunnableAvg,
-	}
-}
-
 // idleAt is cpuSnap.idleAt of this CPU, were it idle: publish sets it
 // (the CPU itself, and the barrier, read exactSnap without it).
 func (rq *RQ) idleAt() int64 {
@@ -176,16 +145,6 @@ func (rq *RQ) idleAt() int64 {
 		return math.MaxInt64
 	}
 	return rq.now + rq.debt
-}
-
-// taskView is what this CPU sees of task t: exact if it owns it, else the
-// published snapshot. A task's CPU (its owner) changes only at barriers,
-// so reading t.cpu during an epoch is safe.
-func (rq *RQ) taskView(t *Task) taskSnap {
-	if t.cpu == rq.cpu {
-		return rq.exactTaskSnap(t)
-	}
-	return t.pub
 }
 
 // cpuUtil is fair.c: cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0) (v6.6;
@@ -201,13 +160,6 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 // within the inliner's budget.
 func (v cpuSnap) cpuUtil() uint64 {
 	return min(max(v.util, uint64(v.utilEst)), schedCapacityScale)
-}
-
-// exactTaskSnap is task t, which this CPU owns, as it is now: what
-// publish copies, and what its owner reads.
-func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
-	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU, delayed: t.se.SchedDelayed}
 }
 
 // onCPUSnap is p->on_cpu of a sleeping task as a remote waker sees it: the

@@ -55,7 +55,7 @@ var legalTransitions = [7][7]bool{
 //     fields (stamp, waitingOn, timer, recentUsedCPU, the wakeup
 //     counters) and, if the waker chose another CPU, the migration
 //     (set_task_cpu(): cpu and se);
-//   - load balancing's pulls and pushes (balance.go): state, cpu, se, the
+//   - load balancing's pulls and pushes (pull.go): state, cpu, se, the
 //     cfs_tasks links, sched_info and uclamp accounting;
 //   - sched_setaffinity() (applyAffinity): affinity;
 //   - the publication (snapshot.go): pub and isDirty.
@@ -66,10 +66,10 @@ type Task struct {
 	Comm string // fixed
 	Nice int    // fixed
 
-	state TaskState // barrier: claimWake, load balancing
-	cpu   int       // task_cpu(p); barrier only (a wakeup migration, load balancing)
-	se    SchedEntity
-	group *TaskGroup // fixed
+	state TaskState   // barrier: claimWake, load balancing
+	cpu   int         // task_cpu(p); barrier only (a wakeup migration, load balancing)
+	se    SchedEntity // owned by the task's CPU; barrier: a migration there re-homes it (setTaskCPU)
+	group *TaskGroup  // fixed
 
 	prog   Program     // fixed
 	parent *ForkParent // the tool's process that forked it (nil: none); fixed
@@ -81,21 +81,24 @@ type Task struct {
 	uclampReq [2]uint32
 	hasClamp  bool
 	// uclampActive / uclampVal: the values uclamp_rq_inc() accounted
-	// (uclamp_se.active and .value), undone by uclamp_rq_dec().
+	// (uclamp_se.active and .value), undone by uclamp_rq_dec(). Owned by
+	// the task's CPU; barrier: a pull's detach and attach (pull.go).
 	uclampActive bool
 	uclampVal    [2]uint32
 
 	// Program execution: what is left of the current compute action, and
-	// the run segment in progress while the task is in user mode.
+	// the run segment in progress while the task is in user mode. Owned
+	// by the task's CPU.
 	remaining int64
 	segStart  int64
-	// mm is TaskSpec.MM (0: none modeled).
+	// mm is TaskSpec.MM (0: none modeled). fixed.
 	mm int
 	// exitedAt is the CPU's clock when the task exited (-1 while it
-	// lives). Written once by its CPU, in exitTask.
+	// lives). Owned by the task's CPU: written once, in exitTask.
 	exitedAt int64
 	// segRate is the speed of the current user segment, per mille of the
-	// CPU's speed alone (SMT sharing, RQ.smtRate).
+	// CPU's speed alone (SMT sharing, RQ.smtRate). Owned by the task's
+	// CPU, with segGen and inUser.
 	segRate int64
 	segGen  uint64
 	inUser  bool
@@ -117,8 +120,8 @@ type Task struct {
 	stamp             int64
 	sem               *Sem
 	// afterWait is the kernel work the task's current Wait runs once it
-	// consumes a signal (Action.AfterWait); written and cleared by the
-	// CPU running the task, in doAction.
+	// consumes a signal (Action.AfterWait). Owned by the task's CPU:
+	// written and cleared in doAction.
 	afterWait []hwmodel.KernelOp
 	sim       *Sim // fixed
 	// timer is the armed sleep timer, cancelled when the task is woken
@@ -134,7 +137,8 @@ type Task struct {
 	wakeeFlipDecayTS int64
 	recentUsedCPU    int
 
-	// se.group_node: the links of rq->cfs_tasks (taskList).
+	// se.group_node: the links of rq->cfs_tasks (taskList). Owned by the
+	// task's CPU, as its runqueue is.
 	tlPrev, tlNext *Task
 	onList         bool
 

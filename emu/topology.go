@@ -32,38 +32,52 @@ const reclaimDistance = 30
 
 // Domain is a struct sched_domain of one CPU: its span, its groups (the
 // child domain's spans), flags and balancing parameters, and its
-// per-domain schedstat counters. Owned by its CPU.
+// per-domain schedstat counters. Its parameters are fixed once built; its
+// balancing state is owned by its CPU, and written at the barrier too, as
+// marked.
 type Domain struct {
-	Name   string // SMT, CLS, MC, PKG, NUMA
+	// Name (SMT, CLS, MC, PKG, NUMA), level, span, groups, flags and
+	// parameters: fixed once built (buildDomains).
+	Name   string
 	Level  int
 	Span   []int
 	spanOf []bool // by CPU
 	Groups [][]int
 	Flags  int
 
+	// The balancing parameters: fixed.
 	ImbalancePct   int
 	CacheNiceTries int
 	BusyFactor     int
 	MinInterval    int64 // ms
 	MaxInterval    int64 // ms
 	// balanceInterval (ms), lastBalance and nrBalanceFailed are the
-	// periodic balancing state.
+	// periodic balancing state. Owned by its CPU; barrier: a pull
+	// decided in an epoch settles them there (doPull), and NOHZ idle
+	// balancing runs an idle CPU's balance there.
 	balanceInterval int64
 	lastBalance     int64
 	nrBalanceFailed int
 	// imbNumaNr is sd->imb_numa_nr: the NUMA imbalance allowed before
-	// tasks pile up in one LLC (build_sched_domains()).
+	// tasks pile up in one LLC (build_sched_domains()). fixed.
 	imbNumaNr int
 	// avgScanCost is avg_scan_cost (ns): SIS_PROP's EWMA of this CPU's
-	// select_idle_cpu() scans, on its sd_llc (select.go).
+	// select_idle_cpu() scans, on its sd_llc (select.go). Owned by its
+	// CPU.
 	avgScanCost int64
-	// maxNewidleLBCost is max_newidle_lb_cost (ns), decayed ~1%/s.
+	// maxNewidleLBCost is max_newidle_lb_cost (ns), decayed ~1%/s, and
+	// lastDecayMaxLB when it last decayed. Owned by its CPU; barrier:
+	// the stall a newidle balance paid is added there (barrier()).
 	maxNewidleLBCost int64
 	lastDecayMaxLB   int64
 
+	// parent, child and spanFn (the level's span of any CPU, for
+	// groups): fixed.
 	parent, child *Domain
-	spanFn        func(cpu int) []int // the level's span of any CPU (for groups)
+	spanFn        func(cpu int) []int
 
+	// Stats: owned by its CPU; barrier: a pull's outcome (doPull) and
+	// active balancing count there.
 	Stats DomainStats
 }
 

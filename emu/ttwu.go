@@ -25,6 +25,17 @@ import (
 //     schedTTWUPending, then ttwuDoActivate, which enqueues (core.go's
 //     activate_task(), fair.go's enqueue_task_fair()).
 
+// signal is the signalling half of a wait queue wakeup (__wake_up() on a
+// queue with at most one waiter): wake the owner if it waits on sem, else
+// leave the signal pending.
+func (rq *RQ) signal(sem *Sem, stamp int64, wakeFlags int) {
+	p := sem.owner
+	if p == nil {
+		panic(fmt.Sprintf("emu: CPU %d signals %v, which has no owner (bind it with TaskSpec.Sems)", rq.cpu, sem))
+	}
+	rq.tryToWakeUp(p, sem, stamp, wakeFlags)
+}
+
 // tryToWakeUp is core.c: try_to_wake_up() on this CPU, for a wakeup
 // through sem (nil: a timed sleep's timer). A task not asleep on sem gets
 // the signal left pending instead (asleepOn); one this CPU does not own
@@ -151,7 +162,7 @@ func (rq *RQ) ttwuOnCPU(p *Task, prev int) bool {
 	if prev == rq.cpu || !rq.feat.Has(TTWU_QUEUE) {
 		return false
 	}
-	oc := rq.sim.onCPU[prev]
+	oc := rq.onCPUOf(prev)
 	return oc.task == p && rq.now < oc.until && rq.ttwuQueueCond(p, prev, true)
 }
 
@@ -520,20 +531,12 @@ type idleClaim struct {
 }
 
 // redirectClaimedIdle is what a later waker would have seen of an earlier
-// one's claim on an idle CPU. core.c v6.6: __ttwu_queue_wakelist() sets
-// the target's rq->ttwu_pending before its IPI, and idle_cpu() returns 0
-// while it is set, so a second waker's select_idle_sibling() (fair.c)
-// reading the target one line transfer after the first waker wrote it no
-// longer takes it for idle and scans on. The wakers of one epoch see each
-// other's wakeups only when the target republishes (one or two epochs
-// later), so the barrier, which has both in time order, moves the later
-// one: to the next CPU after the target in its LLC, in select_idle_cpu()'s
-// wrap order and within its SIS_UTIL scan budget, that the snapshot shows
-// idle and no wakeup of this barrier claimed. If there is none it stays,
-// as select_idle_sibling() falls back to its target. Simplified: the
-// kernel's second waker would also retry prev and recent_used_cpu, and
-// its extra scan reads are not charged; wakeups on the direct path (the
-// waker took the target's rq lock and logged its accesses) are not moved.
+// one's wake-list claim on an idle CPU (core.c v6.6: rq->ttwu_pending,
+// set before the IPI, makes idle_cpu() false): the barrier moves the later
+// wakeup of the epoch to the next CPU in the target's LLC, in
+// select_idle_cpu()'s wrap order and SIS_UTIL budget, that is idle and
+// unclaimed; with none it stays. Simplified: no retry of prev and
+// recent_used_cpu, the extra scan not charged, direct wakeups not moved.
 func (s *Sim) redirectClaimedIdle(op *remoteOp) {
 	target := op.target
 	if !op.wakelist || op.locked || target == op.from || !s.snap[target].at(op.t).idle {

@@ -16,16 +16,11 @@ import "fmt"
 
 // markWakeupNotify asks the weave when the wakeup's last access, just
 // logged, completes (contention.Log.MarkNotify): the rq_unlock() of a
-// direct wakeup, the llist_add() onto the target's wake list. The target
-// gets the wakeup then (deferredWake), after the waker's stalls in its
-// epoch up to that store (its path's misses, and inside the lock the
-// target's lines'), not at the waker's uncontended clock: core.c (v5.15,
-// v6.6) makes the enqueue visible with rq_unlock()'s release, and the
-// wake-list entry with llist_add()'s cmpxchg. Only for a wakeup in the
-// CPU's own epoch, logged in its own Log: work another CPU or the barrier
-// does on its behalf keeps the wakeup at its logged time. Simplified: the
-// CPU's other posts (signals, affinity changes, pulls) still carry its
-// clock without its unpriced stall.
+// direct wakeup or the llist_add() of a wake-list one, which publish it
+// (core.c v5.15, v6.6). Only for a wakeup logged in the CPU's own epoch;
+// work done on its behalf keeps its logged time. Simplified: the CPU's
+// other posts (signals, affinity changes, pulls) carry its clock without
+// its unpriced stall.
 func (rq *RQ) markWakeupNotify() bool {
 	if rq.pay.paidBy != nil || rq.pay.barrier || rq.scratch != nil && rq.log == rq.scratch {
 		return false

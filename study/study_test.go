@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -340,9 +339,12 @@ func TestJobsStopOnError(t *testing.T) {
 	f := &fakeExec{}
 	boom := errors.New("boom")
 	var first string // the study's first run fails
-	var started atomic.Int32
+	var mu sync.Mutex
+	started := 0 // guarded by mu
 	r := &Runner{Out: io.Discard, Steady: true, Seed: 1, Jobs: 2, exec: func(run Run, seed uint64, eng Engine) (*Outcome, error) {
-		started.Add(1)
+		mu.Lock()
+		started++
+		mu.Unlock()
 		if run.key(seed) == first {
 			return nil, boom
 		}
@@ -358,7 +360,10 @@ func TestJobsStopOnError(t *testing.T) {
 	}
 	// The failing run and what the other job was running, perhaps one
 	// more taken before the stop: never all of them.
-	if n := started.Load(); n < 1 || n > 3 {
+	mu.Lock()
+	n := started
+	mu.Unlock()
+	if n < 1 || n > 3 {
 		t.Errorf("%d of the %d runs started, want 1 to 3 (the rest never start)", n, len(p))
 	}
 }

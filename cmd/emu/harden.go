@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,8 +15,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// caught is the signal that stopped the run (0: none yet).
-var caught atomic.Int32
+// caught is the signal that stopped the run (0: none yet), stored by
+// the signal goroutine and loaded by the main one.
+var caught signalNote
+
+// signalNote is a signal number guarded by mu.
+type signalNote struct {
+	mu sync.Mutex
+	n  int32 // guarded by mu
+}
+
+// Store records n.
+func (s *signalNote) Store(n int32) {
+	s.mu.Lock()
+	s.n = n
+	s.mu.Unlock()
+}
+
+// Load is the last n stored.
+func (s *signalNote) Load() int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
 
 // caughtSignal is the signal that stopped the run: SIGINT unless SIGTERM
 // came (tests close the stop channel without a signal).

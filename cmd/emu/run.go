@@ -398,44 +398,95 @@ var errInterrupted = errors.New("interrupted: the result above covers only the t
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, func(fs *flag.FlagSet) {
-		f.declare(fs, true)
-		fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, report, lkp, counters, profile) instead of the text; "+jsonHostKeys)
-		fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat at the end of the run to FILE (version 15 to v6.8's layout, 16 from v6.9, as the -features profile prints it)")
-		fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order, the profile's fields) to FILE")
-		fs.StringVar(&f.schedDebug, "sched-debug", "", "write /proc/sched_debug (debugfs sched/debug) as the -features profile's kernel prints it at the end of the run to FILE")
-		fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
-		fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
-		fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
-		fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
-		fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
-		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
-		fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
-		fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
-		fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, lkp, report, counters, histograms) to FILE")
-	})
+	st, err := parseWithWorkload("run", runUsage, args, stderr, &f.engineFlags, f.declareRun)
 	if err != nil {
 		return err
 	}
+	p, err := planRun(&f, st, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	res, hostSec, profErr, err := p.execute(stderr)
+	if err != nil {
+		return err
+	}
+	if err := p.report(stdout, res, hostSec); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(res.Sim.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
+	if res.Interrupted {
+		if profErr != nil {
+			fmt.Fprintln(stderr, "emu:", profErr)
+		}
+		return errInterrupted
+	}
+	if profErr != nil {
+		return profErr
+	}
+	if res.Failure != nil {
+		return res.Failure
+	}
+	if !res.Complete {
+		return unfinished(p.w)
+	}
+	return nil
+}
+
+// declareRun declares run's own flags, beside the engine's and the
+// workload's.
+func (f *runFlags) declareRun(fs *flag.FlagSet) {
+	f.declare(fs, true)
+	fs.BoolVar(&f.json, "json", false, "print one JSON object (config, host, seed, result, report, lkp, counters, profile) instead of the text; "+jsonHostKeys)
+	fs.StringVar(&f.schedstat, "schedstat", "", "write /proc/schedstat at the end of the run to FILE (version 15 to v6.8's layout, 16 from v6.9, as the -features profile prints it)")
+	fs.StringVar(&f.taskstats, "taskstats", "", "write every task's /proc/<pid>/sched block (pid order, the profile's fields) to FILE")
+	fs.StringVar(&f.schedDebug, "sched-debug", "", "write /proc/sched_debug (debugfs sched/debug) as the -features profile's kernel prints it at the end of the run to FILE")
+	fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
+	fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
+	fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
+	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
+	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
+	fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
+	fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
+	fs.StringVar(&f.ndjson, "o", "", "append the run as one NDJSON record (config, seed, host, result, lkp, report, counters, histograms) to FILE")
+}
+
+// runPlan is a run's command line, checked, with its workload built and
+// its output files checked writable.
+type runPlan struct {
+	f        *runFlags
+	st       *setup
+	feat     emu.Features
+	sched    emu.SchedSettings
+	featSpec string
+	cpus     []int // -profile-cpus
+	w        bench.Workload
+	fw       bench.FileWriter // the workload's own files, or nil
+	text     io.Writer        // where the text result goes
+}
+
+// planRun checks run's flags, builds the workload and checks every output
+// file before the run starts.
+func planRun(f *runFlags, st *setup, stdout, stderr io.Writer) (*runPlan, error) {
 	feat, sched, featSpec, err := parseKernelFlag("-features", f.features, f.sched)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.traceWindow <= 0 || f.traceWindow > bench.MaxSeconds*time.Second {
-		return usagef("-trace-window: %v is out of range (allowed: more than 0, at most %ds of virtual time)", f.traceWindow, bench.MaxSeconds)
+		return nil, usagef("-trace-window: %v is out of range (allowed: more than 0, at most %ds of virtual time)", f.traceWindow, bench.MaxSeconds)
 	}
 	if f.lines < 0 || f.lines > 1<<20 {
-		return usagef("-lines: %d is out of range (allowed: 0 to %d lines)", f.lines, 1<<20)
+		return nil, usagef("-lines: %d is out of range (allowed: 0 to %d lines)", f.lines, 1<<20)
 	}
 	var cpus []int
 	if f.profileCPUs != "" {
 		if cpus, err = parseCPUList(f.profileCPUs, len(st.m.CPUs)); err != nil {
-			return usagef("-profile-cpus: %v", err)
+			return nil, usagef("-profile-cpus: %v", err)
 		}
 	}
 	w, err := st.mk(st.m)
 	if err != nil {
-		return workloadError(err)
+		return nil, workloadError(err)
 	}
 	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-sched-debug", f.schedDebug}, {"-trace", f.trace},
 		{"-trace", counterFile(f.trace)}, {"-o", f.ndjson}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
@@ -450,7 +501,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			if f.json {
-				return usagef("%s -: stdout is -json's; give %s a FILE", of.Flag, of.Flag)
+				return nil, usagef("%s -: stdout is -json's; give %s a FILE", of.Flag, of.Flag)
 			}
 			text = stderr
 		}
@@ -459,21 +510,28 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		// openNDJSON creates -o's directory (emu sweep -print -o DIR/
 		// hands every point a file in it): create it before the check.
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usagef("-o: cannot create %s: %v", dir, err)
+			return nil, usagef("-o: cannot create %s: %v", dir, err)
 		}
 	}
 	if err := checkOutputs(outs); err != nil {
-		return err
+		return nil, err
 	}
+	return &runPlan{f: f, st: st, feat: feat, sched: sched, featSpec: featSpec, cpus: cpus, w: w, fw: fw, text: text}, nil
+}
+
+// execute runs the workload with the profiles and Ctrl-C handling on:
+// the result, the host seconds it took, and the profiles' error.
+func (p *runPlan) execute(stderr io.Writer) (res *bench.Result, hostSec float64, profErr, err error) {
+	f := p.f
 	stopProf, err := startProfiles(f.cpuprofile, f.fgprofFile)
 	if err != nil {
-		return err
+		return nil, 0, nil, err
 	}
 	stop, unlisten := interrupts()
 	unlisten = sync.OnceFunc(unlisten)
 	defer unlisten()
-	cfg := runConfig(&f.engineFlags, st.m, feat)
-	cfg.Sched = sched
+	cfg := runConfig(&f.engineFlags, p.st.m, p.feat)
+	cfg.Sched = p.sched
 	cfg.Stop = stop
 	cfg.TraceWindow = 0
 	if f.trace != "" {
@@ -482,38 +540,43 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	host0 := time.Now()
 	var prog *progress
 	if f.progress {
-		prog = newProgress(newStatusLine(stderr), host0, w, st)
+		prog = newProgress(newStatusLine(stderr), host0, p.w, p.st)
 		cfg.Progress = prog.update
 	}
-	res, err := bench.Execute(w, cfg)
+	res, err = bench.Execute(p.w, cfg)
 	// The run is over: a signal from here on (say, while an output FIFO
 	// waits for its reader) takes its default action and ends emu.
 	unlisten()
-	profErr := stopProf()
+	profErr = stopProf()
 	if err != nil {
-		return workloadError(err)
+		return nil, 0, nil, workloadError(err)
 	}
-	hostSec := time.Since(host0).Seconds()
+	hostSec = time.Since(host0).Seconds()
 	prog.clear()
-	s := res.Sim
-	if fw != nil {
-		if err := fw.WriteFiles(stdout, s, bench.RunInfo{Args: st.given, Kernel: featSpec, Unix: time.Now().Unix()}); err != nil {
+	return res, hostSec, profErr, nil
+}
+
+// report prints the result (text or -json) and writes every output file.
+func (p *runPlan) report(stdout io.Writer, res *bench.Result, hostSec float64) error {
+	f, st, s, text := p.f, p.st, res.Sim, p.text
+	if p.fw != nil {
+		if err := p.fw.WriteFiles(stdout, s, bench.RunInfo{Args: st.given, Kernel: p.featSpec, Unix: time.Now().Unix()}); err != nil {
 			return err
 		}
 	}
 	if f.json {
-		if err := writeRunJSON(stdout, &f, featSpec, st, res, hostSec); err != nil {
+		if err := writeRunJSON(stdout, f, p.featSpec, st, res, hostSec); err != nil {
 			return err
 		}
 	} else {
-		if err := w.Report(text, s); err != nil {
+		if err := p.w.Report(text, s); err != nil {
 			return err
 		}
 		if f.profile {
-			if err := s.WriteProfile(text, nil, fmt.Sprintf("virtual cycles of all %d CPUs, %s on %s", len(st.m.CPUs), featSpec, st.m.Name)); err != nil {
+			if err := s.WriteProfile(text, nil, fmt.Sprintf("virtual cycles of all %d CPUs, %s on %s", len(st.m.CPUs), p.featSpec, st.m.Name)); err != nil {
 				return err
 			}
-			for _, c := range cpus {
+			for _, c := range p.cpus {
 				if err := s.WriteProfile(text, []int{c}, fmt.Sprintf("CPU %d", c)); err != nil {
 					return err
 				}
@@ -526,7 +589,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if f.ndjson != "" {
-		if err := appendRunRecord(f.ndjson, &f, featSpec, st, res, hostSec); err != nil {
+		if err := appendRunRecord(f.ndjson, f, p.featSpec, st, res, hostSec); err != nil {
 			return err
 		}
 	}
@@ -547,22 +610,6 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if err := writeFile(out.file, out.write); err != nil {
 			return fmt.Errorf("%s: %w", out.flag, err)
 		}
-	}
-	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(s.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
-	if res.Interrupted {
-		if profErr != nil {
-			fmt.Fprintln(stderr, "emu:", profErr)
-		}
-		return errInterrupted
-	}
-	if profErr != nil {
-		return profErr
-	}
-	if res.Failure != nil {
-		return res.Failure
-	}
-	if !res.Complete {
-		return unfinished(w)
 	}
 	return nil
 }
