@@ -50,11 +50,15 @@ var readmeOverrides = []override{
 	{match: "$EDITOR", skip: "an interactive editor"},
 	{match: "benchstat@latest", skip: "fetches golang.org/x/perf from the network (not in go.mod)"},
 	{match: "emu reproduce -quick all", skip: ".ci/run runs it (reproduce -quick -j 2 all)", full: true},
+	{match: "reproduce -fit host-pipe", skip: "fits to this machine's probes and refuses (exit 1) when another load makes them too noisy; .ci/run's reproduce -quick all runs host-pipe without -fit", full: true},
 	// Placeholders.
 	{match: "GRID...", rewrite: [][2]string{{"GRID...", "-topo hikey-8 -workload pipe -l 100,200"}}, full: true},
 	{match: "my-load.json", rewrite: [][2]string{{"my-load.json", "bench/testdata/rtapp/example.json"}}, full: true},
 	{match: "--sshloginfile hosts", rewrite: [][2]string{{" --sshloginfile hosts", ""}}, full: true},
 	{match: "&& sbatch sweep.sbatch", rewrite: [][2]string{{"&& sbatch sweep.sbatch", "&& grep -q '^#SBATCH --time' sweep.sbatch"}}, full: true},
+	// A busy machine's probes are noisy (calibrate refuses past -max-spread,
+	// exit 1): the test takes any spread, at -quick.
+	{match: "emu calibrate", rewrite: [][2]string{{"emu calibrate", "emu calibrate -quick -max-spread 1000"}}},
 	// Long at the README's scale: shorter here.
 	{match: "reproduce tgload-udprr", rewrite: [][2]string{{"tgload-udprr", "-quick -l 0.0005 tgload-udprr"}}},
 	{match: "reproduce -j 2 tgload-udprr", rewrite: [][2]string{{"tgload-udprr", "-quick -l 0.0005 tgload-udprr"}}},
@@ -272,6 +276,9 @@ func helpExamples(t *testing.T) []example {
 // why it is not run; full keeps the scale as written (only placeholders
 // are replaced).
 func applyOverrides(cmd string, full bool) (string, string) {
+	if strings.Contains(cmd, "LKP_SRC=") && os.Getenv("LKP_SRC") == "" {
+		return "", "needs an lkp-tests checkout in LKP_SRC (.ci/run fetches one)"
+	}
 	out := cmd
 	for _, o := range readmeOverrides {
 		if !strings.Contains(cmd, o.match) || full && !o.full {
