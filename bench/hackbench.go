@@ -655,7 +655,7 @@ func (w *msgBench) Report(out io.Writer, s *emu.Sim) error {
 }
 
 // Metrics. hackbench: time_sec (primary, lower is better) and lkp's
-// hackbench.throughput (lkp-tests stats/hackbench): tasks*loops*datasize
+// hackbench.throughput (lkp-tests programs/hackbench/parse): tasks*loops*datasize
 // >> 10, i.e. KiB as if every task (receivers included) passed loops
 // messages, per second of Time -- the unit of the C4 table, so only ratios
 // between runs mean anything. messaging: total_sec (primary). Both also

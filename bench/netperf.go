@@ -56,7 +56,7 @@ import (
 // format strings of nettest_bsd.c, trailing blanks included), one block
 // per netperf process, each with its own pair's rate, in pair order: lkp
 // runs N netperf processes in the background and its parser
-// (lkp-tests stats/netperf) sums the blocks it finds in their
+// (lkp-tests programs/netperf/parse) sums the blocks it finds in their
 // concatenated output (Throughput_total_tps) and averages them
 // (Throughput_tps). With -c/-C the tables get netperf's CPU columns: the
 // utilization of the whole machine over the run (loopback: local and

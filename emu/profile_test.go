@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// lkpPerfProfile is lkp-tests' stats/perf-profile parser, in Go: the
+// lkpPerfProfile is lkp-tests' programs/perf-profile/parse, in Go: the
 // first line must be perf report --header's "# ========", the event comes
 // from the "# Samples: N of event 'E'" line (':' -> '-'), and each
 // "children% self% dso [k] symbol" row adds children.E.SYM and self.E.SYM.

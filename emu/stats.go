@@ -136,7 +136,7 @@ const profileSampleHz = 4000
 // `perf report --children --header --sort=dso,symbol` prints a
 // `perf record -a -g` of the run: the "# ========" header block, the
 // Samples / Event count lines for cycles:pp, and Children / Self /
-// Shared Object / Symbol rows, which lkp-tests' stats/perf-profile
+// Shared Object / Symbol rows, which lkp-tests' programs/perf-profile/parse
 // parses into perf-profile.{children,self}.cycles-pp.SYMBOL. No call
 // chains are modeled, so Children equals Self. title is printed as a
 // comment after the header.
