@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // lkpPerfProfile is lkp-tests' programs/perf-profile/parse, in Go: the
@@ -58,9 +60,51 @@ func TestProfileLKPParse(t *testing.T) {
 	if len(got) != 2*len(prof) {
 		t.Fatalf("lkp's parser read %d metrics, want %d:\n%s", len(got), 2*len(prof), b.String())
 	}
+	event, _ := s.profileEvent(nil)
+	key := strings.ReplaceAll(event, ":", "-")
 	for _, e := range prof {
-		if v := got["self.cycles-pp."+e.Symbol]; math.Abs(v-e.Percent) > 0.005 {
-			t.Errorf("self.cycles-pp.%s = %v, profile %.4f", e.Symbol, v, e.Percent)
+		if v := got["self."+key+"."+e.Symbol]; math.Abs(v-e.Percent) > 0.005 {
+			t.Errorf("self.%s.%s = %v, profile %.4f", key, e.Symbol, v, e.Percent)
+		}
+	}
+	// A per-CPU table names its own event, so the parser keeps it apart
+	// from the whole machine's (it summed them: do_idle 246.84%).
+	b.Reset()
+	if err := s.WriteProfile(&b, []int{3}, "CPU 3"); err != nil {
+		t.Fatal(err)
+	}
+	for k := range lkpPerfProfile(t, b.String()) {
+		if !strings.HasPrefix(k, "self."+key+"-cpu3.") && !strings.HasPrefix(k, "children."+key+"-cpu3.") {
+			t.Fatalf("CPU 3's table gives lkp key %s, want the event %s-cpu3", k, key)
+		}
+	}
+}
+
+// The sampled event follows the PMU: cycles:pp (precise) on the x86
+// servers, plain cycles on a Cortex-A53, which has no precise sampling;
+// idle's exit is in the vendor's idle driver.
+func TestProfileEventAndIdle(t *testing.T) {
+	for _, c := range []struct{ topo, event, idle string }{
+		{"hikey-8", "cycles", "cpu_do_idle"},
+		{"spr-2s", "cycles:pp", "intel_idle"},
+		{"epyc-9654-2s", "cycles:pp", "acpi_idle_do_entry"},
+	} {
+		m, err := hwmodel.Load(c.topo, hwmodel.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Config{Machine: m, Seed: 1, Driver: "serial"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev, _ := s.profileEvent(nil); ev != c.event {
+			t.Errorf("%s: event %q, want %q", c.topo, ev, c.event)
+		}
+		if ev, _ := s.profileEvent([]int{0, 5}); ev != c.event+"-cpu0_5" {
+			t.Errorf("%s: CPUs 0 and 5's event %q, want %q", c.topo, ev, c.event+"-cpu0_5")
+		}
+		if n := s.symbolName(SymIdleExit); n != c.idle {
+			t.Errorf("%s: idle exit in %q, want %q", c.topo, n, c.idle)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -132,10 +133,31 @@ func perfUnit(n int64) string {
 // (perf record's default -F 4000).
 const profileSampleHz = 4000
 
+// profileEvent is the event a profile of cpus names and its precise_ip:
+// perf's default cycles:pp (precise_ip 2, the PEBS/IBS sampling the x86
+// servers have), plain cycles on a Cortex-A53 (no precise sampling: perf
+// falls back), and a per-CPU table's event suffixed with its CPUs, so
+// that lkp's perf-profile parser, which keys every table by its event,
+// does not add it to the whole machine's (-cpu3: cycles-pp-cpu3.SYMBOL).
+func (s *Sim) profileEvent(cpus []int) (string, int) {
+	event, precise := "cycles:pp", 2
+	if strings.Contains(s.m.Model, "Cortex-A53") {
+		event, precise = "cycles", 0
+	}
+	if cpus != nil {
+		ids := make([]string, len(cpus))
+		for i, c := range cpus {
+			ids[i] = strconv.Itoa(c)
+		}
+		event += "-cpu" + strings.Join(ids, "_")
+	}
+	return event, precise
+}
+
 // WriteProfile prints the profile of the given CPUs (all when nil) as
 // `perf report --children --header --sort=dso,symbol` prints a
 // `perf record -a -g` of the run: the "# ========" header block, the
-// Samples / Event count lines for cycles:pp, and Children / Self /
+// Samples / Event count lines for the sampled event (profileEvent), and Children / Self /
 // Shared Object / Symbol rows, which lkp-tests' programs/perf-profile/parse
 // parses into perf-profile.{children,self}.cycles-pp.SYMBOL. No call
 // chains are modeled, so Children equals Self. title is printed as a
@@ -161,11 +183,12 @@ func (s *Sim) WriteProfile(w io.Writer, cpus []int, title string) error {
 	fmt.Fprintf(&b, "# nrcpus online : %d\n# nrcpus avail : %d\n", ncpu, ncpu)
 	fmt.Fprintf(&b, "# cpudesc : %s\n", s.m.Model)
 	fmt.Fprintf(&b, "# cmdline : perf record -a -g -F %d\n", profileSampleHz)
-	fmt.Fprintf(&b, "# event : name = cycles:pp, , id = { }, size = 136, { sample_period, sample_freq } = %d, sample_type = IP|TID|TIME|CALLCHAIN|CPU|PERIOD, read_format = ID, disabled = 1, inherit = 1, freq = 1, precise_ip = 2, sample_id_all = 1\n", profileSampleHz)
+	event, precise := s.profileEvent(cpus)
+	fmt.Fprintf(&b, "# event : name = %s, , id = { }, size = 136, { sample_period, sample_freq } = %d, sample_type = IP|TID|TIME|CALLCHAIN|CPU|PERIOD, read_format = ID, disabled = 1, inherit = 1, freq = 1, precise_ip = %d, sample_id_all = 1\n", event, profileSampleHz, precise)
 	b.WriteString("# ========\n#\n")
 	fmt.Fprintf(&b, "# %s\n#\n", title)
 	b.WriteString("# Total Lost Samples: 0\n#\n")
-	fmt.Fprintf(&b, "# Samples: %s of event 'cycles:pp'\n", perfUnit(total*profileSampleHz/1_000_000_000))
+	fmt.Fprintf(&b, "# Samples: %s of event '%s'\n", perfUnit(total*profileSampleHz/1_000_000_000), event)
 	fmt.Fprintf(&b, "# Event count (approx.): %d\n#\n", int64(s.m.NSToCycles(float64(total))))
 	fmt.Fprintf(&b, "# Children      Self  %-*s  %s\n", dsoW, "Shared Object", "Symbol")
 	fmt.Fprintf(&b, "# ........  ........  %s  %s\n#\n", strings.Repeat(".", dsoW), strings.Repeat(".", symW))

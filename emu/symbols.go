@@ -75,7 +75,7 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymSchedTTWUPending:      "sched_ttwu_pending",
 	SymSendIPI:               "native_send_call_func_single_ipi",
 	SymIPIHandler:            "sysvec_call_function_single",
-	SymIdleExit:              "cpuidle_exit",
+	SymIdleExit:              "intel_idle", // named per vendor and arch: idleExitName, arm64Names
 	SymSchedTick:             "sched_tick",
 	SymTaskTickFair:          "task_tick_fair",
 	SymLoadBalance:           "sched_balance_rq",
@@ -162,6 +162,21 @@ var arm64Names = map[Symbol]string{
 	SymSendIPI:    "gic_ipi_send_mask",
 	SymIPIHandler: "do_handle_IPI",
 	SymSwitchMM:   "__switch_mm", // arch/arm64/mm/context.c: check_and_switch_context() via switch_mm()
+	SymIdleExit:   "cpu_do_idle", // arch/arm64/kernel/idle.c: WFI, returned from on the wakeup
+}
+
+// idleExitName is where a CPU leaving idle spends its exit latency, in
+// the idle driver the vendor's servers use: intel_idle's MWAIT
+// (drivers/idle/intel_idle.c: intel_idle()) on Intel, acpi_idle's FFH
+// MWAIT or I/O-port C-states on AMD (drivers/acpi/processor_idle.c:
+// acpi_idle_do_entry()); arm64 is arm64Names'. A guest without a cpuidle
+// driver halts in default_idle() (simplified: the host preset names its
+// vendor's driver).
+func idleExitName(vendor string) string {
+	if vendor == "amd" {
+		return "acpi_idle_do_entry"
+	}
+	return "intel_idle"
 }
 
 // sockNames are the socket layer's send and receive functions per family
@@ -196,6 +211,8 @@ func (s *Sim) symbolName(sym Symbol) string {
 		if n, ok := arm64Names[sym]; ok {
 			return n
 		}
+	} else if sym == SymIdleExit {
+		return idleExitName(s.m.Vendor)
 	}
 	if n, ok := pre610Names[sym]; ok {
 		return n
