@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"io"
 	"math"
 	"os"
@@ -105,7 +106,7 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		cal.PingPongNS[c.String()] = round2(r.MedianNs)
 		a, b := p[0], p[1]
 		add("ping-pong one-way, "+c.String(), fmt.Sprintf("%d-%d", a, b), "ns", r.MedianNs,
-			func(m *hwmodel.Machine) float64 { return m.PredictPingPong(a, b) })
+			func(m *hwmodel.Machine) float64 { return weave.PredictPingPong(m, a, b) })
 	}
 	if len(pairs) == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("only %d CPU allowed: no ping-pong or two-writer figures", len(allowed)))
@@ -119,7 +120,7 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	cal.RMWLocalNS = round2(h1.NsPerOp)
 	c0 := allowed[0]
 	add("hammer 1 writer (ns/op)", fmt.Sprint(c0), "ns", h1.NsPerOp,
-		func(m *hwmodel.Machine) float64 { return m.PredictHammer([]int{c0}, true) })
+		func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, []int{c0}, true) })
 	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
 		p, ok := pairs[c]
 		if !ok {
@@ -139,9 +140,9 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		cal.Hammer2PaddedNS = round2(hp.NsPerOp)
 		list := fmt.Sprintf("%d,%d", p[0], p[1])
 		add("hammer 2 writers, one line (aggregate ns/op)", list, "ns", hs.NsPerOp,
-			func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, true) })
+			func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, cpus, true) })
 		add("hammer 2 writers, padded lines (aggregate ns/op)", list, "ns", hp.NsPerOp,
-			func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, false) })
+			func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, cpus, false) })
 		break
 	}
 
@@ -174,7 +175,7 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	add("page fault, first touch of a private page", fmt.Sprint(c0), "us", pf.UsPerFault,
 		func(m *hwmodel.Machine) float64 { return m.Costs.NS[hwmodel.OpPageFault] / 1000 })
 
-	after, err := cal.Apply(m)
+	after, err := cal.Apply(m, weave.PredictHammer)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import "fmt"
 // access served (deliverWake), at its physical completion.
 
 // markWakeupNotify asks the weave when the wakeup's last access, just
-// logged, completes (contention.Log.MarkNotify): the rq_unlock() of a
+// logged, completes (weave.Log.MarkNotify): the rq_unlock() of a
 // direct wakeup, the llist_add() onto the target's wake list. The target
 // gets the wakeup then (deferredWake), after the waker's stalls in its
 // epoch up to that store (its path's misses, and inside the lock the

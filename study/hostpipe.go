@@ -14,6 +14,7 @@ import (
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 var (
@@ -67,7 +68,7 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		eng.Calib = f
 		calibNote = "calibrated just now (emu calibrate -quick)"
 	}
-	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib})
+	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return nil, err
 	}
