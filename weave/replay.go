@@ -117,17 +117,11 @@ type Replayer struct {
 	lines []*hwmodel.Line
 	cpus  []replayCPU
 	ls    []replayLine
-	// The pending events: those at the time of the event being
-	// processed (cur) are keys in nowq, the later ones events in q (both
-	// 4-ary min-heaps). No event is ever scheduled before cur, so the
-	// next event is the least of nowq's and q's first.
-	q    []event
-	nowq []uint64
-	// next, when hasNext, is the least pending event, held out of the
-	// heaps (see push).
+	// The pending events: a heap (internal/heap) and next, when
+	// hasNext, the least of them, held out of the heap (see push).
+	q       []event
 	next    event
 	hasNext bool
-	cur     int64
 	now     int64 // ps: the replay's clock (the last event, or the last until)
 	rmwPS   int64
 	// windowPS and mlp: Lat.Window in ps and Lat.MLP (at least 1).
