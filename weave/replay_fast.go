@@ -78,12 +78,14 @@ func (rp *Replayer) act(c int, now int64) {
 
 // canGoOn reports whether act may go on with CPU c at time t, ahead of
 // the replay's clock: before the call's end, with no read in flight whose
-// data time a serve could still set.
+// data time a serve could still set, and with a next request it could
+// serve there (else going on would only stop at it).
 func (rp *Replayer) canGoOn(c int, t int64) bool {
-	if t >= rp.untilPS {
+	cpu := &rp.cpus[c]
+	if t >= rp.untilPS || cpu.next < len(cpu.reqs) && !rp.private(c, &cpu.reqs[cpu.next], t) {
 		return false
 	}
-	for _, o := range rp.cpus[c].out.live() {
+	for _, o := range cpu.out.live() {
 		if o.finish == 0 {
 			return false
 		}
