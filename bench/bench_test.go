@@ -39,7 +39,7 @@ func benchWarm(b *testing.B, m *hwmodel.Machine, driver string, warm int64, name
 	if err != nil {
 		b.Fatal(err)
 	}
-	var events, virt, accesses, warmVirt, fastHits, fastOwn int64
+	var events, virt, accesses, warmVirt int64
 	var host, warmHost time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
@@ -65,9 +65,6 @@ func benchWarm(b *testing.B, m *hwmodel.Machine, driver string, warm int64, name
 		events += res.Sim.EventsHandled()
 		virt += res.Sim.Now()
 		accesses += res.Sim.Space().Stats().Accesses
-		h, o := res.Sim.Space().FastServed()
-		fastHits += h
-		fastOwn += o
 		if warm > 0 {
 			if tw.IsZero() || res.Sim.Now() <= warm {
 				b.Fatalf("%s ran %d ns of virtual time, not past its %d ns warm-up", name, res.Sim.Now(), warm)
@@ -88,10 +85,6 @@ func benchWarm(b *testing.B, m *hwmodel.Machine, driver string, warm int64, name
 	b.ReportMetric(float64(accesses)*1e6/float64(virt), "accesses/virtual-ms")
 	b.ReportMetric(float64(host.Nanoseconds())/float64(max(accesses, 1)), "host-ns/access")
 	b.ReportMetric(float64(accesses)/float64(max(events, 1)), "accesses/event")
-	// The weave's fast path (weave/replay_fast.go): the share of the
-	// accesses served ahead of its clock, as hits and on private lines.
-	b.ReportMetric(100*float64(fastHits)/float64(max(accesses, 1)), "fast-hit-%")
-	b.ReportMetric(100*float64(fastOwn)/float64(max(accesses, 1)), "fast-private-%")
 }
 
 // BenchmarkPipe is perf bench sched pipe on the 8-CPU HiKey: the engine's

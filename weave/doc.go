@@ -35,7 +35,6 @@
 //	replay.go            the Replayer: its state, Advance, what it reports
 //	replay_cpu.go        the CPU side: issue, MLP, blocking, resume, stalls
 //	replay_line.go       the line side: its queue, the draw, locks, serving
-//	replay_fast.go       the exact fast path: private and read-only lines
 //	events.go            the replay's event queue (internal/heap)
 //	predict.go           the replay's closed scenarios for calibration
 package weave

@@ -47,7 +47,7 @@ type LineCounts struct {
 	Invalidations int                     // copies invalidated by stores
 	Fills         int                     // fills from DRAM
 	LockWaits     int                     // Lock requests that found the lock held
-	StallPS       int64                   // total stall paid on this line, ps (exact in any order)
+	StallNS       float64                 // total stall paid on this line
 	// BusyPS is the time the line spent serving transactions (a store,
 	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
 	BusyPS int64
@@ -135,18 +135,6 @@ type Replayer struct {
 	pr *hwmodel.Pricer
 	// npend counts the requests added and not yet served.
 	npend int
-	// acting is the CPU in act (-1: none), whose wake-ups act queues
-	// itself; ahead: act went on past now, where stop ends it; untilPS is
-	// the call's end (replay_fast.go).
-	acting      int
-	ahead, stop bool
-	untilPS     int64
-	// The requests act served ahead of the clock: hits (on a private or
-	// read-only line), and requests served at once on a private line.
-	aheadHits, aheadOwn int64
-	// ordered turns the fast path off: every request through the event
-	// queue (the reference TestReplayFastPathExact holds it to).
-	ordered bool
 	// dirty marks the CPUs whose results, stall or queue moved in this
 	// call (the next call resets only those); waitSet the CPUs waiting
 	// (replayCPU.waiting). Bitsets over CPUs, walked in CPU order.
@@ -205,7 +193,7 @@ func (rp *Replayer) Totals() []LineCounts {
 // NewReplayer returns a Replayer for the machine, with every line free
 // and no request pending.
 func NewReplayer(m *hwmodel.Machine) *Replayer {
-	return &Replayer{m: m, acting: -1, rmwPS: hwmodel.PS(m.Lat.RMWLocal), windowPS: hwmodel.PS(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
+	return &Replayer{m: m, rmwPS: hwmodel.PS(m.Lat.RMWLocal), windowPS: hwmodel.PS(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
 		pr: m.NewPricer(), rate: retryRates(m)}
 }
 
@@ -290,7 +278,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 	}
 	res.Touched = res.Touched[:0]
 	for len(rp.ls) < len(lines) {
-		rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(lines[len(rp.ls)].Home), pendCPU: -1})
+		rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(lines[len(rp.ls)].Home)})
 	}
 	for len(res.Lines) < len(lines) {
 		res.Lines = append(res.Lines, LineCounts{})
@@ -346,7 +334,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
 				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
 			}
-			rp.added(c, q.Line, q.Op)
+			rp.npend++
 			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
 		}
 		if !cpu.waiting {
@@ -357,7 +345,6 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 	if until < math.MaxInt64/1000 {
 		untilPS = until * 1000
 	}
-	rp.untilPS = untilPS
 	for rp.pending() && rp.nextT() < untilPS {
 		e := rp.pop()
 		rp.now = max(rp.now, e.t)
@@ -392,12 +379,6 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 
 // psToNSUp is ps in whole ns, rounded up.
 func psToNSUp(ps int64) int64 { return (ps + 999) / 1000 }
-
-// AheadServed is the number of requests served on the fast path so far
-// (replay_fast.go), issued ahead of the replay's clock without an event
-// of their own: hits on a line the CPU holds that is private or read-only,
-// and requests served at once on a private line.
-func (rp *Replayer) AheadServed() (hits, private int64) { return rp.aheadHits, rp.aheadOwn }
 
 // Pending is the number of requests issued or logged but not yet served:
 // every request added is served once, by one serve.

@@ -37,7 +37,7 @@ func (rp *Replayer) accrueCPU(c int, t int64) {
 	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: cpu.waitTag, Line: cpu.waitLine, StallPS: d, Partial: true})
 	sns := float64(d) / 1000
 	rp.res.CPUStall[c] += sns
-	rp.touch(cpu.waitLine).StallPS += d
+	rp.touch(cpu.waitLine).StallNS += sns
 }
 
 // pend is a request not yet served.
@@ -102,10 +102,6 @@ type replayCPU struct {
 	waitSince, accrued int64
 	waitTag, waitLine  int32
 	doneAt             int64 // ps: when its last blocking request completed
-	// ahead is where act went on past the replay's clock: the times at
-	// which the CPU was next due, and its next request then
-	// (replay_fast.go).
-	ahead []aheadAt
 }
 
 // wake schedules CPU c to act at time t (never before now).
@@ -113,9 +109,7 @@ func (rp *Replayer) wake(c int, t int64) {
 	cpu := &rp.cpus[c]
 	cpu.nextAt = max(t, rp.now)
 	cpu.armed = true
-	if c != rp.acting {
-		rp.push(mkEvent(cpu.nextAt, evArrive, int32(c)))
-	} // else act pushes it, or goes on at nextAt itself (replay_fast.go)
+	rp.push(mkEvent(cpu.nextAt, evArrive, int32(c)))
 }
 
 // resume schedules CPU c's next act once it is free at time t: at its next
@@ -150,12 +144,12 @@ func (rp *Replayer) charge(c int, tag, line int32, d int64) {
 	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: tag, Line: line, StallPS: d})
 	sns := float64(d) / 1000
 	rp.res.CPUStall[c] += sns
-	rp.touch(line).StallPS += d
+	rp.touch(line).StallNS += sns
 }
 
-// step lets CPU c, free at time now, retire the reads that have arrived
-// and issue what it can (one pass of act).
-func (rp *Replayer) step(c int, now int64) {
+// act lets CPU c, free at time now (an evArrive), retire the reads that
+// have arrived and issue what it can.
+func (rp *Replayer) act(c int, now int64) {
 	cpu := &rp.cpus[c]
 	cpu.armed = false
 	w := rp.windowPS
@@ -188,20 +182,6 @@ func (rp *Replayer) step(c int, now int64) {
 			rp.block(c, now)
 			return
 		}
-		if rp.ahead {
-			if !rp.private(c, p, now) {
-				// Ahead of the replay's clock, c may only do what
-				// no other CPU sees: the rest goes in time order.
-				rp.stop = true
-				rp.wake(c, now)
-				return
-			}
-			if p.op == hwmodel.Read && rp.lines[p.line].Holds(c) {
-				rp.aheadHits++
-			} else {
-				rp.aheadOwn++
-			}
-		}
 		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
 		l := &rp.ls[p.line]
@@ -214,7 +194,7 @@ func (rp *Replayer) step(c int, now int64) {
 			// transactions served before now left it.
 			st.Accesses++
 			st.Ops[hwmodel.Read]++
-			rp.served(p.line, hwmodel.Read)
+			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)
 			if p.notify {
 				rp.res.Notices = append(rp.res.Notices, Notice{CPU: c, T: psToNSUp(now)})

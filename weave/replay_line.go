@@ -74,11 +74,6 @@ type replayLine struct {
 	// under KeepTotals. It lives here, beside the queue every request
 	// reads anyway, rather than in ReplayResult.Lines (filled from it).
 	st LineCounts
-	// The requests added and not yet served (replay_fast.go): pendN of
-	// them, pendW not Reads; pendCPU is the CPU that added them all, -1
-	// with none, -2 once two CPUs had some at once (until none is left).
-	pendN, pendW int32
-	pendCPU      int32
 }
 
 func (rp *Replayer) touch(li int32) *LineCounts {
@@ -199,11 +194,10 @@ func (rp *Replayer) keeperDue(li int, now int64) (int64, bool) {
 	if owner < 0 || owner >= len(rp.cpus) || !rp.m.Keeps(line, owner) {
 		return 0, false
 	}
-	armed, nextAt, next := rp.dueAt(owner, now)
 	oc := &rp.cpus[owner]
-	if armed && next < len(oc.reqs) && int(oc.reqs[next].line) == li &&
-		nextAt > now && nextAt <= now+rp.rmwPS+1000 {
-		return nextAt, true
+	if oc.armed && oc.next < len(oc.reqs) && int(oc.reqs[oc.next].line) == li &&
+		oc.nextAt > now && oc.nextAt <= now+rp.rmwPS+1000 {
+		return oc.nextAt, true
 	}
 	return 0, false
 }
@@ -214,7 +208,7 @@ func (rp *Replayer) keeperDue(li int, now int64) (int64, bool) {
 func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	l := &rp.ls[li]
 	line := rp.lines[li]
-	rp.served(int32(li), w.op)
+	rp.npend--
 	c := int(w.cpu)
 	cpu := &rp.cpus[c]
 	st := rp.touch(int32(li))

@@ -334,7 +334,7 @@ func TestReplayKeepTotals(t *testing.T) {
 					a.Invalidations += b.Invalidations
 					a.Fills += b.Fills
 					a.LockWaits += b.LockWaits
-					a.StallPS += b.StallPS
+					a.StallNS += b.StallNS
 					a.BusyPS += b.BusyPS
 				}
 			}
@@ -342,10 +342,10 @@ func TestReplayKeepTotals(t *testing.T) {
 		tot := rps[1].Totals()
 		for li := range sum {
 			want, got := sum[li], tot[li]
-			if got.StallPS != want.StallPS {
-				t.Errorf("seed %d line %d: total stall %d ps, the calls sum to %d", seed, li, got.StallPS, want.StallPS)
+			if math.Abs(got.StallNS-want.StallNS) > 1e-6*max(1, want.StallNS) {
+				t.Errorf("seed %d line %d: total stall %.3f ns, the calls sum to %.3f", seed, li, got.StallNS, want.StallNS)
 			}
-			got.StallPS, want.StallPS = 0, 0
+			got.StallNS, want.StallNS = 0, 0
 			if got != want {
 				t.Errorf("seed %d line %d: totals %+v, the calls sum to %+v", seed, li, got, want)
 			}

@@ -272,16 +272,6 @@ func (s *Space) buildStream(l *Log, st []Req, uncPS *[hwmodel.NumOps]int64, held
 // once. It is the engine's unit of work (bench: host-ns/access).
 func (s *Space) Woven() int64 { return s.woven }
 
-// FastServed is the number of accesses the replay served on its fast
-// path (Replayer.AheadServed): hits on a private or read-only line, and
-// accesses served at once on a private line.
-func (s *Space) FastServed() (hits, private int64) {
-	if s.rp == nil {
-		return 0, 0
-	}
-	return s.rp.AheadServed()
-}
-
 // Pending is the number of logged accesses the replay has not yet served:
 // requests waiting on a busy line or a held lock, and those queued behind
 // them on their CPU. They are served, and charged, by later weaves.
