@@ -84,6 +84,7 @@ func benchWarm(b *testing.B, m *hwmodel.Machine, driver string, warm int64, name
 	// size (BenchmarkScaling: a larger machine's scans read more lines).
 	b.ReportMetric(float64(accesses)*1e6/float64(virt), "accesses/virtual-ms")
 	b.ReportMetric(float64(host.Nanoseconds())/float64(max(accesses, 1)), "host-ns/access")
+	b.ReportMetric(float64(accesses)/float64(max(events, 1)), "accesses/event")
 }
 
 // BenchmarkPipe is perf bench sched pipe on the 8-CPU HiKey: the engine's
@@ -121,6 +122,16 @@ func BenchmarkNetperfUDPRRSteady(b *testing.B) {
 func BenchmarkHackbench(b *testing.B) {
 	for _, d := range []string{"parallel", "serial"} {
 		b.Run("spr-2s/g10/"+d, func(b *testing.B) { benchRun(b, "spr-2s", d, "hackbench") })
+	}
+}
+
+// BenchmarkSysbench is sysbench --threads with as many threads as CPUs on
+// spr-2s in the docker cgroup, for 2 ms (issue 41's third load, shorter).
+func BenchmarkSysbench(b *testing.B) {
+	for _, d := range []string{"parallel", "serial"} {
+		b.Run("spr-2s/100%/"+d, func(b *testing.B) {
+			benchRun(b, "spr-2s", d, "sysbench", "--threads", "100%", "--time", "0.002", "-cgroup", "docker")
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // CalibrateOptions size the calibration probes.
@@ -139,11 +140,11 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		}
 		a, b, name := p[0], p[1], c.String()
 		pings = append(pings, pingPair{a, b, add(&probeSet{probe: "ping-pong one-way, " + name, cpus: fmt.Sprintf("%d-%d", a, b), unit: "ns",
-			predict: func(m *hwmodel.Machine) float64 { return m.PredictPingPong(a, b) },
+			predict: func(m *hwmodel.Machine) float64 { return weave.PredictPingPong(m, a, b) },
 			set:     func(cal *hwmodel.Calib, v float64) { cal.PingPongNS[name] = round2(v) }})})
 	}
 	h1 := add(&probeSet{probe: "hammer 1 writer (ns/op)", cpus: fmt.Sprint(c0), unit: "ns",
-		predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer([]int{c0}, true) },
+		predict: func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, []int{c0}, true) },
 		set:     func(cal *hwmodel.Calib, v float64) { cal.RMWLocalNS = round2(v) }})
 	// Two writers on the closest pair.
 	var h2 []*probeSet
@@ -153,12 +154,12 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		h2cpus = cpus
 		h2 = []*probeSet{
 			add(&probeSet{probe: "hammer 2 writers, one line (aggregate ns/op)", cpus: list, unit: "ns",
-				predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, true) },
+				predict: func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, cpus, true) },
 				set: func(cal *hwmodel.Calib, v float64) {
 					cal.Hammer2Class, cal.Hammer2SharedNS = name, round2(v)
 				}}),
 			add(&probeSet{probe: "hammer 2 writers, padded lines (aggregate ns/op)", cpus: list, unit: "ns",
-				predict: func(m *hwmodel.Machine) float64 { return m.PredictHammer(cpus, false) },
+				predict: func(m *hwmodel.Machine) float64 { return weave.PredictHammer(m, cpus, false) },
 				set:     func(cal *hwmodel.Calib, v float64) { cal.Hammer2PaddedNS = round2(v) }}),
 		}
 	}
@@ -230,7 +231,7 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		rep.Rows = append(rep.Rows, CalibRow{Probe: p.probe, CPUs: p.cpus, Unit: p.unit, Measured: r.Median,
 			Spread: r.Spread, Samples: r.N, Predicted: p.predict(m)})
 	}
-	after, err := cal.Apply(m)
+	after, err := cal.Apply(m, weave.PredictHammer)
 	if err != nil {
 		return nil, err
 	}

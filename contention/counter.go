@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"sync/atomic"
 
 	"github.com/rqemu/rqemu/hwmodel"
@@ -21,23 +22,23 @@ import (
 // (alignedHot), unless made by a Pack.
 type Counter struct {
 	v    *atomic.Int64 // the hot word. Atomic; written and read by every CPU.
-	line LineID        // read-only after set-up
+	line weave.LineID  // read-only after set-up
 	name string        // read-only after set-up
 }
 
 // NewCounter returns a zero Counter on its own modeled line, homed at NUMA
 // node home (where the kernel allocated the task group).
-func NewCounter(s *Space, name string, home int) *Counter {
-	return &Counter{v: alignedHot[atomic.Int64](), line: s.newLine(name, home, KindCounter), name: name}
+func NewCounter(s *weave.Space, name string, home int) *Counter {
+	return &Counter{v: alignedHot[atomic.Int64](), line: s.NewKindLine(name, home, weave.KindCounter), name: name}
 }
 
 // Counter returns a Counter packed with the Pack's other members.
 func (p *Pack) Counter(name string) *Counter {
-	return &Counter{v: packSlot[atomic.Int64](p), line: p.line(0, KindCounter), name: name}
+	return &Counter{v: packSlot[atomic.Int64](p), line: p.line(0, weave.KindCounter), name: name}
 }
 
 // Line is the Counter's modeled line.
-func (c *Counter) Line() LineID { return c.line }
+func (c *Counter) Line() weave.LineID { return c.line }
 
 // Name is the name the Counter was made with.
 func (c *Counter) Name() string { return c.name }
@@ -45,12 +46,12 @@ func (c *Counter) Name() string { return c.name }
 // Add atomically adds delta and returns the new value, logging an RMW:
 // atomic_long_add(delta, &tg->load_avg) in fair.c: update_tg_load_avg().
 // The value returned is the physical one, racing with the other CPUs.
-func (c *Counter) Add(l *Log, now int64, site Site, delta int64) int64 {
+func (c *Counter) Add(l *weave.Log, now int64, site weave.Site, delta int64) int64 {
 	l.Record(now, c.line, hwmodel.RMW, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		v := c.v.Add(delta)
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return v
 	}
 	return c.v.Add(delta)
@@ -60,12 +61,12 @@ func (c *Counter) Add(l *Log, now int64, site Site, delta int64) int64 {
 // atomic_long_read(&tg->load_avg) in fair.c: calc_group_shares(). The
 // value is the physical one, racing with the other CPUs' Adds; decisions
 // use the engine's epoch snapshot instead.
-func (c *Counter) Load(l *Log, now int64, site Site) int64 {
+func (c *Counter) Load(l *weave.Log, now int64, site weave.Site) int64 {
 	l.Record(now, c.line, hwmodel.Read, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		v := c.v.Load()
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return v
 	}
 	return c.v.Load()

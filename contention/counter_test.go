@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -25,7 +26,7 @@ func runGoroutines(n int, f func(g int)) {
 // goroutine), and every access was logged and weaves.
 func TestCounterConcurrent(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "tg.load_avg", 0)
 	add, read := s.Site("update_tg_load_avg"), s.Site("calc_group_shares")
 	const goroutines = 8
@@ -34,7 +35,7 @@ func TestCounterConcurrent(t *testing.T) {
 		iters = 1000
 	}
 	cpus := spreadCPUs(m)[:goroutines]
-	logs := make([]*Log, goroutines)
+	logs := make([]*weave.Log, goroutines)
 	deltas := make([][]int64, goroutines)
 	runGoroutines(goroutines, func(g int) {
 		l := s.NewLog(cpus[g])
@@ -86,17 +87,17 @@ type scalingRow struct {
 // CPU's own timeline issues one add every ceil(RMWLocal) ns (whole ns:
 // 7 ns on spr-2s); the weave adds the waiting and the transfers.
 func loadAvgSaturation(m *hwmodel.Machine, n, k int) scalingRow {
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "tg.load_avg", 0)
 	site := s.Site("update_tg_load_avg")
 	cpus := spreadCPUs(m)[:n]
 	// Warm: the first CPU owns the line, so no fill is priced below.
 	w := s.NewLog(cpus[0])
 	c.Add(w, 0, site, 1)
-	s.Weave([]*Log{w})
+	s.Weave([]*weave.Log{w})
 	period := int64(math.Ceil(m.Lat.RMWLocal))
 	const start = 1000
-	logs := make([]*Log, n)
+	logs := make([]*weave.Log, n)
 	for i, cpu := range cpus {
 		logs[i] = s.NewLog(cpu)
 		for j := range int64(k) {
@@ -149,16 +150,16 @@ const (
 )
 
 func loadAvgUDPRR(m *hwmodel.Machine, n int, windowNS int64) scalingRow {
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "tg.load_avg", 0)
 	write, read := s.Site("update_tg_load_avg"), s.Site("calc_group_shares")
 	cpus := spreadCPUs(m)[:n]
 	warm := s.NewLog(cpus[0]) // the first CPU owns the line: no fill priced below
 	c.Add(warm, 0, write, 1)
-	s.Weave([]*Log{warm})
+	s.Weave([]*weave.Log{warm})
 	rate := (udpRRWritesPerCPUPerS + udpRRReadsPerCPUPerS) / 1e9 // per ns
 	pWrite := udpRRWritesPerCPUPerS / (udpRRWritesPerCPUPerS + udpRRReadsPerCPUPerS)
-	logs := make([]*Log, n)
+	logs := make([]*weave.Log, n)
 	var writes, reads int64
 	for i, cpu := range cpus {
 		l := s.NewLog(cpu)

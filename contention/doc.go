@@ -13,31 +13,9 @@
 //	Removed    cfs_rq->removed                       fair.c: remove_entity_load_avg(), update_cfs_rq_load_avg()
 //
 // Every operation also appends (virtual time, line, op, site) to the calling
-// modeled CPU's own Log. At an epoch barrier the engine calls
-// Space.WeaveUntil, which replays all CPUs' logs through the hwmodel
-// coherence model of the target machine (hwmodel.Replayer: transfers by
-// distance class, serialization of RMWs on a line, invalidations,
-// queued-spinlock hand-over, the burst effect, overlapping independent
-// loads) up to the epoch's end and returns, per CPU and per calling site (a
-// kernel symbol), the stall beyond the uncontended cost the CPU charged
-// itself.
-//
-// The weave's queues are the machine's, not the epoch's (the bound and
-// weave of DESIGN.md, after ZSim). The Space keeps every line's whole state
-// from one weave to the next: its coherence state, the time it is busy
-// until, the requests it has not yet served and a held lock with its
-// queue; and every CPU's place: a request still waiting at the barrier
-// keeps waiting, its wait so far is charged at that barrier (the CPU does
-// not run on) and the rest when it is served, to the site that made it;
-// its CPU's later accesses are issued only after it. So over any window a
-// line serves at most that window's worth of transactions, however the
-// engine cuts time into epochs (hwmodel's TestReplayCutEqualsWhole, emu's
-// TestSaturatedLineCapacity). A weave that started every line free at each
-// barrier let a saturated line serve its backlog and the next epoch's
-// requests at once, and priced tg->load_avg on 224 CPUs several times too
-// cheaply. The Space also keeps the sub-ns remainder of each CPU's stall
-// and cumulative per-line, per-site and per-kind statistics (Stats,
-// WriteStats).
+// modeled CPU's own weave.Log, against the lines its constructor registered
+// in a weave.Space; at an epoch barrier the engine prices the logs there
+// (package weave).
 //
 // # Physics and determinism
 //
@@ -52,10 +30,9 @@
 //
 // # Ownership
 //
-// A Space and its set-up (NewSpace, NewLine, Site, the object
-// constructors, Pack) belong to the engine's goroutine, as do Weave, Stats
-// and WriteStats, which run at barriers. A Log belongs to the goroutine
-// running its CPU. The objects' operations are safe for concurrent use by
+// A weave.Space and its set-up (the object constructors, NewPack) belong
+// to the engine's goroutine. A weave.Log belongs to the goroutine running
+// its CPU. The objects' operations are safe for concurrent use by
 // the CPU goroutines, each with its own Log, with the guards each type
 // documents (UclampRQ is guarded by the rq's SpinLock).
 //
@@ -69,9 +46,9 @@
 //
 // # Sampling
 //
-// With Space.SetSampling(N), one operation in N per CPU is timed on the
-// host, and WriteStats prints the host's ns per access beside the target's
-// modeled ns.
+// With weave.Space.SetSampling(N), one operation in N per CPU is timed on
+// the host (weave.Log.SampleDue), and the weave's WriteStats prints the
+// host's ns per access beside the target's modeled ns.
 //
 // The package also holds the host probes (PingPong, Hammer, PipeRoundTrip),
 // host pinning (PinCurrentThread, PlanPinning) and Calibrate.

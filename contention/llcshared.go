@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"sync/atomic"
 
 	"github.com/rqemu/rqemu/hwmodel"
@@ -46,13 +47,13 @@ type llcSharedLine struct {
 // slab line: a Pack models that).
 type LLCShared struct {
 	h    *llcSharedLine // hot words, atomic
-	line LineID         // read-only after set-up
+	line weave.LineID   // read-only after set-up
 	name string         // read-only after set-up
 }
 
 // NewLLCShared returns the zeroed sd_llc_shared of an LLC on NUMA node home.
-func NewLLCShared(s *Space, name string, home int) *LLCShared {
-	return &LLCShared{h: alignedHot[llcSharedLine](), line: s.newLine(name, home, KindLLCShared), name: name}
+func NewLLCShared(s *weave.Space, name string, home int) *LLCShared {
+	return &LLCShared{h: alignedHot[llcSharedLine](), line: s.NewKindLine(name, home, weave.KindLLCShared), name: name}
 }
 
 // Init sets the words as they stand before the run (an unlogged set-up
@@ -68,21 +69,21 @@ func (c *LLCShared) Init(hasIdleCores bool, nrIdleScan int) {
 
 // LLCShared returns an LLCShared packed with the Pack's other members.
 func (p *Pack) LLCShared(name string) *LLCShared {
-	return &LLCShared{h: packSlot[llcSharedLine](p), line: p.line(0, KindLLCShared), name: name}
+	return &LLCShared{h: packSlot[llcSharedLine](p), line: p.line(0, weave.KindLLCShared), name: name}
 }
 
 // Line is the modeled line.
-func (c *LLCShared) Line() LineID { return c.line }
+func (c *LLCShared) Line() weave.LineID { return c.line }
 
 // Name is the name the object was made with.
 func (c *LLCShared) Name() string { return c.name }
 
-func (c *LLCShared) access(l *Log, now int64, site Site, op hwmodel.Op, f func() int32) int32 {
+func (c *LLCShared) access(l *weave.Log, now int64, site weave.Site, op hwmodel.Op, f func() int32) int32 {
 	l.Record(now, c.line, op, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		v := f()
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return v
 	}
 	return f()
@@ -90,12 +91,12 @@ func (c *LLCShared) access(l *Log, now int64, site Site, op hwmodel.Op, f func()
 
 // HasIdleCores is test_idle_cores(): READ_ONCE(sds->has_idle_cores), a
 // logged Read.
-func (c *LLCShared) HasIdleCores(l *Log, now int64, site Site) bool {
+func (c *LLCShared) HasIdleCores(l *weave.Log, now int64, site weave.Site) bool {
 	l.Record(now, c.line, hwmodel.Read, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		v := c.h.hasIdleCores.Load()
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return v != 0
 	}
 	return c.h.hasIdleCores.Load() != 0
@@ -103,16 +104,16 @@ func (c *LLCShared) HasIdleCores(l *Log, now int64, site Site) bool {
 
 // SetHasIdleCores is set_idle_cores(): WRITE_ONCE(sds->has_idle_cores,
 // val), a logged Write.
-func (c *LLCShared) SetHasIdleCores(l *Log, now int64, site Site, v bool) {
+func (c *LLCShared) SetHasIdleCores(l *weave.Log, now int64, site weave.Site, v bool) {
 	var x int32
 	if v {
 		x = 1
 	}
 	l.Record(now, c.line, hwmodel.Write, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		c.h.hasIdleCores.Store(x)
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return
 	}
 	c.h.hasIdleCores.Store(x)
@@ -120,12 +121,12 @@ func (c *LLCShared) SetHasIdleCores(l *Log, now int64, site Site, v bool) {
 
 // NrIdleScan is READ_ONCE(sd_share->nr_idle_scan) in select_idle_cpu(), a
 // logged Read.
-func (c *LLCShared) NrIdleScan(l *Log, now int64, site Site) int {
+func (c *LLCShared) NrIdleScan(l *weave.Log, now int64, site weave.Site) int {
 	l.Record(now, c.line, hwmodel.Read, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		v := c.h.nrIdleScan.Load()
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return int(v)
 	}
 	return int(c.h.nrIdleScan.Load())
@@ -134,12 +135,12 @@ func (c *LLCShared) NrIdleScan(l *Log, now int64, site Site) int {
 // SetNrIdleScan is WRITE_ONCE(sd_share->nr_idle_scan, nr) in
 // update_idle_cpu_scan(), a logged Write. (The kernel reads it first and
 // writes only on change; the caller logs that read with NrIdleScan.)
-func (c *LLCShared) SetNrIdleScan(l *Log, now int64, site Site, nr int) {
+func (c *LLCShared) SetNrIdleScan(l *weave.Log, now int64, site weave.Site, nr int) {
 	l.Record(now, c.line, hwmodel.Write, site)
-	if l.sampleDue() {
-		t0 := hostNow()
+	if l.SampleDue() {
+		t0 := weave.HostNow()
 		c.h.nrIdleScan.Store(int32(nr))
-		l.sampled(c.line, 1, t0)
+		l.Sampled(c.line, 1, t0)
 		return
 	}
 	c.h.nrIdleScan.Store(int32(nr))
@@ -147,19 +148,19 @@ func (c *LLCShared) SetNrIdleScan(l *Log, now int64, site Site, nr int) {
 
 // IncBusy is atomic_inc(&sd->shared->nr_busy_cpus) in
 // set_cpu_sd_state_busy(), a logged RMW; it returns the new count.
-func (c *LLCShared) IncBusy(l *Log, now int64, site Site) int {
+func (c *LLCShared) IncBusy(l *weave.Log, now int64, site weave.Site) int {
 	return int(c.access(l, now, site, hwmodel.RMW, func() int32 { return c.h.nrBusyCPUs.Add(1) }))
 }
 
 // DecBusy is atomic_dec(&sd->shared->nr_busy_cpus) in
 // set_cpu_sd_state_idle(), a logged RMW; it returns the new count.
-func (c *LLCShared) DecBusy(l *Log, now int64, site Site) int {
+func (c *LLCShared) DecBusy(l *weave.Log, now int64, site weave.Site) int {
 	return int(c.access(l, now, site, hwmodel.RMW, func() int32 { return c.h.nrBusyCPUs.Add(-1) }))
 }
 
 // NrBusy is atomic_read(&sds->nr_busy_cpus) in nohz_balancer_kick(), a
 // logged Read.
-func (c *LLCShared) NrBusy(l *Log, now int64, site Site) int {
+func (c *LLCShared) NrBusy(l *weave.Log, now int64, site weave.Site) int {
 	return int(c.access(l, now, site, hwmodel.Read, c.h.nrBusyCPUs.Load))
 }
 

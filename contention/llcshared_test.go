@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"testing"
 	"unsafe"
 
@@ -18,7 +19,7 @@ func TestLLCSharedLayout(t *testing.T) {
 
 func TestLLCShared(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewLLCShared(s, "llc0.shared", 0)
 	sis := s.Site("select_idle_cpu")
 	idle, waker := s.NewLog(1), s.NewLog(2)
@@ -31,13 +32,13 @@ func TestLLCShared(t *testing.T) {
 	if got := c.NrIdleScan(waker, 3000, sis); got != 12 {
 		t.Errorf("nr_idle_scan %d", got)
 	}
-	if c.IncBusy(idle, 4000, NoSite) != 1 || c.IncBusy(waker, 4000, NoSite) != 2 || c.DecBusy(idle, 5000, NoSite) != 1 || c.NrBusy(waker, 6000, NoSite) != 1 {
+	if c.IncBusy(idle, 4000, weave.NoSite) != 1 || c.IncBusy(waker, 4000, weave.NoSite) != 2 || c.DecBusy(idle, 5000, weave.NoSite) != 1 || c.NrBusy(waker, 6000, weave.NoSite) != 1 {
 		t.Error("nr_busy_cpus arithmetic")
 	}
 	if h, n, b := c.Values(); h || n != 12 || b != 1 {
 		t.Errorf("Values = %v %d %d", h, n, b)
 	}
-	res := s.Weave([]*Log{idle, waker})
+	res := s.Weave([]*weave.Log{idle, waker})
 	ls := s.Stats().Lines[c.Line()]
 	if ls.Accesses != 9 || ls.Ops[hwmodel.RMW] != 3 || ls.TotalTransfers() == 0 || res.SiteNS(2, sis) <= 0 {
 		t.Errorf("line stats %+v, waker paid %.1f", ls, res.SiteNS(2, sis))
@@ -48,22 +49,22 @@ func TestLLCShared(t *testing.T) {
 // leaves nr_busy_cpus at 0.
 func TestLLCSharedConcurrent(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewLLCShared(s, "llc0.shared", 0)
 	const goroutines = 8
 	iters := 2000
 	if testing.Short() {
 		iters = 500
 	}
-	logs := make([]*Log, goroutines)
+	logs := make([]*weave.Log, goroutines)
 	runGoroutines(goroutines, func(g int) {
 		l := s.NewLog(g)
 		logs[g] = l
 		for k := range int64(iters) {
-			c.IncBusy(l, 100*k, NoSite)
-			c.HasIdleCores(l, 100*k+10, NoSite)
-			c.SetHasIdleCores(l, 100*k+20, NoSite, k%2 == 0)
-			c.DecBusy(l, 100*k+50, NoSite)
+			c.IncBusy(l, 100*k, weave.NoSite)
+			c.HasIdleCores(l, 100*k+10, weave.NoSite)
+			c.SetHasIdleCores(l, 100*k+20, weave.NoSite, k%2 == 0)
+			c.DecBusy(l, 100*k+50, weave.NoSite)
 		}
 	})
 	if _, _, b := c.Values(); b != 0 {

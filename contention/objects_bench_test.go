@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"runtime"
 	"sync"
 	"testing"
@@ -46,32 +47,32 @@ const benchOpsPerRound = 8192
 const benchModeledOps = 2048
 
 // benchOp is one goroutine's operation k, logging into l at virtual time now.
-type benchOp func(g int, l *Log, now int64, k int)
+type benchOp func(g int, l *weave.Log, now int64, k int)
 
 type objBench struct {
 	name     string
 	variants []string
-	setup    func(s *Space, variant string, n int) benchOp
+	setup    func(s *weave.Space, variant string, n int) benchOp
 }
 
 func objectBenches() []objBench {
-	site := func(s *Space) Site { return s.Site("bench") }
+	site := func(s *weave.Space) weave.Site { return s.Site("bench") }
 	return []objBench{
-		{"Counter.Add", []string{"padded", "falseshared", "shared"}, func(s *Space, v string, n int) benchOp {
+		{"Counter.Add", []string{"padded", "falseshared", "shared"}, func(s *weave.Space, v string, n int) benchOp {
 			cs := benchCounters(s, v, n)
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) { cs[g].Add(l, now, st, 1) }
+			return func(g int, l *weave.Log, now int64, k int) { cs[g].Add(l, now, st, 1) }
 		}},
-		{"Counter.Load", []string{"padded", "falseshared", "shared"}, func(s *Space, v string, n int) benchOp {
+		{"Counter.Load", []string{"padded", "falseshared", "shared"}, func(s *weave.Space, v string, n int) benchOp {
 			cs := benchCounters(s, v, n)
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) { cs[g].Load(l, now, st) }
+			return func(g int, l *weave.Log, now int64, k int) { cs[g].Load(l, now, st) }
 		}},
-		{"SpinLock", []string{"padded", "falseshared", "shared"}, func(s *Space, v string, n int) benchOp {
+		{"SpinLock", []string{"padded", "falseshared", "shared"}, func(s *weave.Space, v string, n int) benchOp {
 			ls := make([]*SpinLock, n)
 			var p *Pack
 			if v == "falseshared" {
-				p = s.NewPack("rq.locks", 0, n)
+				p = NewPack(s, "rq.locks", 0, n)
 			}
 			for i := range ls {
 				switch {
@@ -84,16 +85,16 @@ func objectBenches() []objBench {
 				}
 			}
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) {
+			return func(g int, l *weave.Log, now int64, k int) {
 				ls[g].Lock(l, now, st)
 				ls[g].Unlock(l, now, st)
 			}
 		}},
-		{"WakeList.PushDrain", []string{"padded", "falseshared"}, func(s *Space, v string, n int) benchOp {
+		{"WakeList.PushDrain", []string{"padded", "falseshared"}, func(s *weave.Space, v string, n int) benchOp {
 			ws := make([]*WakeList, n)
 			var p *Pack
 			if v == "falseshared" {
-				p = s.NewPack("wakelists", 0, n)
+				p = NewPack(s, "wakelists", 0, n)
 			}
 			for i := range ws {
 				if p != nil {
@@ -108,7 +109,7 @@ func objectBenches() []objBench {
 			}
 			bufs := make([][]*WakeEntry, n)
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) {
+			return func(g int, l *weave.Log, now int64, k int) {
 				e := &pools[g][k%len(pools[g])]
 				if e.Queued() { // the neighbour has not drained it yet
 					e = new(WakeEntry)
@@ -117,11 +118,11 @@ func objectBenches() []objBench {
 				bufs[g] = ws[g].AppendDrain(bufs[g][:0], l, now, st)
 			}
 		}},
-		{"UclampRQ.IncDec", []string{"padded", "falseshared"}, func(s *Space, v string, n int) benchOp {
+		{"UclampRQ.IncDec", []string{"padded", "falseshared"}, func(s *weave.Space, v string, n int) benchOp {
 			us := make([]*UclampRQ, n)
 			var p *Pack
 			if v == "falseshared" {
-				p = s.NewPack("uclamps", 0, n)
+				p = NewPack(s, "uclamps", 0, n)
 			}
 			for i := range us {
 				if p != nil {
@@ -131,16 +132,16 @@ func objectBenches() []objBench {
 				}
 			}
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) {
+			return func(g int, l *weave.Log, now int64, k int) {
 				us[g].IncTask(l, now, st, 0, SchedCapacityScale)
 				us[g].DecTask(l, now, st, 0, SchedCapacityScale)
 			}
 		}},
-		{"LLCShared.ReadWrite", []string{"padded", "falseshared", "shared"}, func(s *Space, v string, n int) benchOp {
+		{"LLCShared.ReadWrite", []string{"padded", "falseshared", "shared"}, func(s *weave.Space, v string, n int) benchOp {
 			cs := make([]*LLCShared, n)
 			var p *Pack
 			if v == "falseshared" {
-				p = s.NewPack("llcs", 0, n)
+				p = NewPack(s, "llcs", 0, n)
 			}
 			for i := range cs {
 				switch {
@@ -153,16 +154,16 @@ func objectBenches() []objBench {
 				}
 			}
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) {
+			return func(g int, l *weave.Log, now int64, k int) {
 				cs[g].HasIdleCores(l, now, st)
 				cs[g].SetHasIdleCores(l, now, st, k&1 == 0)
 			}
 		}},
-		{"Removed.AddTake", []string{"padded", "falseshared"}, func(s *Space, v string, n int) benchOp {
+		{"Removed.AddTake", []string{"padded", "falseshared"}, func(s *weave.Space, v string, n int) benchOp {
 			rs := make([]*Removed, n)
 			var p *Pack
 			if v == "falseshared" {
-				p = s.NewPack("removed", 0, n)
+				p = NewPack(s, "removed", 0, n)
 			}
 			for i := range rs {
 				if p != nil {
@@ -172,7 +173,7 @@ func objectBenches() []objBench {
 				}
 			}
 			st := site(s)
-			return func(g int, l *Log, now int64, k int) {
+			return func(g int, l *weave.Log, now int64, k int) {
 				rs[(g+1)%n].Add(l, now, st, 3, 2, 1)
 				rs[g].Take(l, now, st)
 			}
@@ -180,11 +181,11 @@ func objectBenches() []objBench {
 	}
 }
 
-func benchCounters(s *Space, variant string, n int) []*Counter {
+func benchCounters(s *weave.Space, variant string, n int) []*Counter {
 	cs := make([]*Counter, n)
 	var p *Pack
 	if variant == "falseshared" {
-		p = s.NewPack("tg.packed", 0, n)
+		p = NewPack(s, "tg.packed", 0, n)
 	}
 	for i := range cs {
 		switch {
@@ -228,14 +229,14 @@ func BenchmarkObjects(b *testing.B) {
 }
 
 func runObjectBench(b *testing.B, targets []*hwmodel.Machine, ob objBench, variant string, n int, allowed []int) {
-	s := NewSpace(targets[0])
+	s := weave.NewSpace(targets[0])
 	op := ob.setup(s, variant, n)
 	hostCPUs := PlanPinning(allowed[:n], allowed)
-	logs := make([]*Log, n)
+	logs := make([]*weave.Log, n)
 	start := make([]chan bool, n)
 	var wg, exited sync.WaitGroup
 	for g := range n {
-		logs[g] = NewLog(g)
+		logs[g] = weave.NewLog(g)
 		start[g] = make(chan bool, 1)
 		exited.Add(1)
 		go func() {
@@ -278,14 +279,14 @@ func runObjectBench(b *testing.B, targets []*hwmodel.Machine, ob objBench, varia
 // spreadCPUs(m), and operation k starts when operation k-1's accesses have
 // retired uncontended plus 1 ns. It weaves them in a fresh clone of s for m
 // and returns the mean modeled ns per operation: uncontended cost + stall.
-func modeledNSPerOp(s *Space, m *hwmodel.Machine, logs []*Log) float64 {
+func modeledNSPerOp(s *weave.Space, m *hwmodel.Machine, logs []*weave.Log) float64 {
 	c := s.CloneFor(m)
 	cpus := spreadCPUs(m)
-	relogged := make([]*Log, len(logs))
+	relogged := make([]*weave.Log, len(logs))
 	var charged float64
 	ops := 0
 	for g, l := range logs {
-		r := NewLog(cpus[g])
+		r := weave.NewLog(cpus[g])
 		relogged[g] = r
 		es := l.Entries()
 		acc := 0.0

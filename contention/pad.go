@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"reflect"
 	"unsafe"
 )
@@ -91,29 +92,29 @@ func hasPointers(t reflect.Type) bool {
 //
 // A Pack is set-up state: it is not safe for concurrent use.
 type Pack struct {
-	s     *Space
+	s     *weave.Space
 	name  string
 	home  int
 	n     int
-	lines []LineID // by role: 0 the main line, 1 the second line
+	lines []weave.LineID // by role: 0 the main line, 1 the second line
 	slabs map[reflect.Type]any
 	used  map[reflect.Type]int
 }
 
-// NewPack returns a Pack for up to n objects of each type, homed at NUMA
+// NewPack returns a Pack of s for up to n objects of each type, homed at NUMA
 // node home.
-func (s *Space) NewPack(name string, home int, n int) *Pack {
+func NewPack(s *weave.Space, name string, home int, n int) *Pack {
 	if n <= 0 {
 		panic(fmt.Sprintf("contention: NewPack(%q): n = %d", name, n))
 	}
-	s.checkHome(name, home)
+	s.CheckHome(name, home)
 	return &Pack{s: s, name: name, home: home, n: n, slabs: map[reflect.Type]any{}, used: map[reflect.Type]int{}}
 }
 
 // line returns the Pack's modeled line for role, made on first use.
-func (p *Pack) line(role int, kind Kind) LineID {
+func (p *Pack) line(role int, kind weave.Kind) weave.LineID {
 	for len(p.lines) <= role {
-		p.lines = append(p.lines, p.s.newLine(fmt.Sprintf("%s[%d]", p.name, len(p.lines)), p.home, kind))
+		p.lines = append(p.lines, p.s.NewKindLine(fmt.Sprintf("%s[%d]", p.name, len(p.lines)), p.home, kind))
 	}
 	return p.lines[role]
 }
@@ -135,4 +136,4 @@ func packSlot[T any](p *Pack) *T {
 }
 
 // Lines returns the Pack's modeled lines made so far.
-func (p *Pack) Lines() []LineID { return append([]LineID(nil), p.lines...) }
+func (p *Pack) Lines() []weave.LineID { return append([]weave.LineID(nil), p.lines...) }

@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -63,8 +64,8 @@ func TestHasPointers(t *testing.T) {
 // lines, and they still work.
 func TestPack(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
-	p := s.NewPack("tg.false", 0, 4)
+	s := weave.NewSpace(m)
+	p := NewPack(s, "tg.false", 0, 4)
 	cs := []*Counter{p.Counter("a"), p.Counter("b"), p.Counter("c")}
 	for i := 1; i < len(cs); i++ {
 		if d := uintptr(unsafe.Pointer(cs[i].v)) - uintptr(unsafe.Pointer(cs[i-1].v)); d != 8 {
@@ -81,26 +82,26 @@ func TestPack(t *testing.T) {
 	if w1.ListLine() != cs[0].Line() || len(p.Lines()) != 2 {
 		t.Errorf("pack lines %v", p.Lines())
 	}
-	l := NewLog(0)
-	cs[1].Add(l, 0, NoSite, 5)
+	l := weave.NewLog(0)
+	cs[1].Add(l, 0, weave.NoSite, 5)
 	if cs[0].Value() != 0 || cs[1].Value() != 5 {
 		t.Error("packed counters alias")
 	}
-	w1.Push(l, 1, NoSite, &WakeEntry{})
-	if len(w2.Drain(l, 2, NoSite)) != 0 || len(w1.Drain(l, 3, NoSite)) != 1 {
+	w1.Push(l, 1, weave.NoSite, &WakeEntry{})
+	if len(w2.Drain(l, 2, weave.NoSite)) != 0 || len(w1.Drain(l, 3, weave.NoSite)) != 1 {
 		t.Error("packed wake lists alias")
 	}
 	lk, r := p.SpinLock("x"), p.Removed("x")
 	p.UclampRQ("x")
 	p.LLCShared("x")
 	l.Reset()
-	lk.Lock(l, 10, NoSite)
-	lk.Unlock(l, 11, NoSite)
-	r.Add(l, 12, NoSite, 1, 1, 1)
+	lk.Lock(l, 10, weave.NoSite)
+	lk.Unlock(l, 11, weave.NoSite)
+	r.Add(l, 12, weave.NoSite, 1, 1, 1)
 	if es := l.Entries(); es[0].Op != hwmodel.RMW || es[1].Op != hwmodel.Write || es[2].Op != hwmodel.RMW || es[7].Op != hwmodel.Write {
 		t.Errorf("packed locks logged %+v, want RMW/Write", es)
 	}
-	s.Weave([]*Log{l})
+	s.Weave([]*weave.Log{l})
 	p.Counter("d")
 	defer func() {
 		if msg, _ := recover().(string); !strings.Contains(msg, "holds 4 objects") {

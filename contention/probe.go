@@ -2,6 +2,7 @@ package contention
 
 import (
 	"errors"
+	"github.com/rqemu/rqemu/weave"
 	"math"
 	"runtime"
 	"slices"
@@ -41,7 +42,7 @@ const spinCheckEvery = 4096
 // 128 also equals the line size of Apple Silicon and some arm64 parts.
 // golang.org/x/sys/cpu.CacheLinePad is only 64 bytes on amd64, which is why
 // it is not used here.
-const hostLinePad = 128
+const hostLinePad = weave.HostLinePad
 
 // paddedCounter is one hot word followed by enough padding to fill
 // hostLinePad bytes. In an array, counters are hostLinePad bytes apart, which

@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"slices"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func BenchmarkPingPong(b *testing.B) {
 			b.ReportMetric(median(med), "ns/one-way")
 			b.ReportMetric(slices.Min(mins), "min-ns/one-way")
 			if host != nil && class != "class?" {
-				b.ReportMetric(host.PredictPingPong(p[0], p[1]), "predicted-ns/one-way")
+				b.ReportMetric(weave.PredictPingPong(host, p[0], p[1]), "predicted-ns/one-way")
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"runtime"
 	"sync/atomic"
 
@@ -42,7 +43,7 @@ type removedLine struct {
 // runtime.Gosched); the weave prices the wait.
 type Removed struct {
 	h    *removedLine // hot words
-	line LineID       // read-only after set-up
+	line weave.LineID // read-only after set-up
 	name string       // read-only after set-up
 	// lockOp and unlockOp are what taking and releasing removed.lock log:
 	// Lock and Unlock, or RMW and Write when packed (see Pack.SpinLock).
@@ -51,20 +52,20 @@ type Removed struct {
 }
 
 // NewRemoved returns the empty cfs_rq->removed of a CPU on NUMA node home.
-func NewRemoved(s *Space, name string, home int) *Removed {
-	return &Removed{h: alignedHot[removedLine](), line: s.newLine(name, home, KindRemoved), name: name,
+func NewRemoved(s *weave.Space, name string, home int) *Removed {
+	return &Removed{h: alignedHot[removedLine](), line: s.NewKindLine(name, home, weave.KindRemoved), name: name,
 		lockOp: hwmodel.Lock, unlockOp: hwmodel.Unlock}
 }
 
 // Removed returns a Removed packed with the Pack's other members; its lock
 // logs RMW and Write instead of Lock and Unlock, as Pack.SpinLock explains.
 func (p *Pack) Removed(name string) *Removed {
-	return &Removed{h: packSlot[removedLine](p), line: p.line(0, KindRemoved), name: name,
+	return &Removed{h: packSlot[removedLine](p), line: p.line(0, weave.KindRemoved), name: name,
 		lockOp: hwmodel.RMW, unlockOp: hwmodel.Write}
 }
 
 // Line is the modeled line.
-func (r *Removed) Line() LineID { return r.line }
+func (r *Removed) Line() weave.LineID { return r.line }
 
 // Name is the name the object was made with.
 func (r *Removed) Name() string { return r.name }
@@ -85,16 +86,16 @@ func (r *Removed) lock() {
 // remove_entity_load_avg() does from the waker's CPU: it logs a Lock, four
 // Writes (++nr and the three sums: plain stores on a line the lock already
 // owns) and an Unlock.
-func (r *Removed) Add(l *Log, now int64, site Site, load, util, runnable uint64) {
+func (r *Removed) Add(l *weave.Log, now int64, site weave.Site, load, util, runnable uint64) {
 	l.Record(now, r.line, r.lockOp, site)
 	for range 4 {
 		l.Record(now, r.line, hwmodel.Write, site)
 	}
 	l.Record(now, r.line, r.unlockOp, site)
 	var t0 int64
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	r.lock()
 	r.h.nr.Add(1)
@@ -103,7 +104,7 @@ func (r *Removed) Add(l *Log, now int64, site Site, load, util, runnable uint64)
 	r.h.runnable += runnable
 	r.h.lock.Store(0)
 	if sample {
-		l.sampled(r.line, 6, t0)
+		l.Sampled(r.line, 6, t0)
 	}
 }
 
@@ -112,30 +113,30 @@ func (r *Removed) Add(l *Log, now int64, site Site, load, util, runnable uint64)
 // there. It logs a Lock, four Writes and an Unlock whatever it finds, so
 // that the log does not depend on the race with Add; the kernel's racy
 // "if (cfs_rq->removed.nr)" test before it is Pending.
-func (r *Removed) Take(l *Log, now int64, site Site) (nr, load, util, runnable uint64) {
+func (r *Removed) Take(l *weave.Log, now int64, site weave.Site) (nr, load, util, runnable uint64) {
 	l.Record(now, r.line, r.lockOp, site)
 	for range 4 {
 		l.Record(now, r.line, hwmodel.Write, site)
 	}
 	l.Record(now, r.line, r.unlockOp, site)
 	var t0 int64
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	r.lock()
 	nr, load, util, runnable = uint64(r.h.nr.Swap(0)), r.h.load, r.h.util, r.h.runnable
 	r.h.load, r.h.util, r.h.runnable = 0, 0, 0
 	r.h.lock.Store(0)
 	if sample {
-		l.sampled(r.line, 6, t0)
+		l.Sampled(r.line, 6, t0)
 	}
 	return nr, load, util, runnable
 }
 
 // Pending reads removed.nr without the lock, as update_cfs_rq_load_avg()
 // tests it, logging a Read. The answer is physical (racy).
-func (r *Removed) Pending(l *Log, now int64, site Site) uint64 {
+func (r *Removed) Pending(l *weave.Log, now int64, site weave.Site) uint64 {
 	l.Record(now, r.line, hwmodel.Read, site)
 	return uint64(r.h.nr.Load())
 }

@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -19,13 +20,13 @@ func TestRemovedLayout(t *testing.T) {
 
 func TestRemovedAddTake(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	r := NewRemoved(s, "cpu3.cfs.removed", 0)
 	waker, owner := s.NewLog(60), s.NewLog(3)
 	rm := s.Site("remove_entity_load_avg")
 	r.Add(waker, 0, rm, 10, 20, 30)
 	r.Add(waker, 100, rm, 1, 2, 3)
-	if r.Pending(owner, 200, NoSite) != 2 {
+	if r.Pending(owner, 200, weave.NoSite) != 2 {
 		t.Error("Pending != 2")
 	}
 	nr, load, util, run := r.Take(owner, 300, s.Site("update_cfs_rq_load_avg"))
@@ -41,7 +42,7 @@ func TestRemovedAddTake(t *testing.T) {
 			t.Errorf("Add entry %d: %+v, want %v", i, e, want[i])
 		}
 	}
-	res := s.Weave([]*Log{waker, owner})
+	res := s.Weave([]*weave.Log{waker, owner})
 	// The owner (socket 0) takes the line back from the waker (socket 1).
 	if res.ExactNS[3] < m.Lat.Transfer[hwmodel.ClassRemote] {
 		t.Errorf("owner stall %.1f, want at least a cross-socket transfer", res.ExactNS[3])
@@ -52,7 +53,7 @@ func TestRemovedAddTake(t *testing.T) {
 // was taken plus what is left equals what was added.
 func TestRemovedConcurrent(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	r := NewRemoved(s, "cpu0.cfs.removed", 0)
 	const adders = 6
 	iters := 2000
@@ -62,7 +63,7 @@ func TestRemovedConcurrent(t *testing.T) {
 	var stop atomic.Bool
 	var took [4]uint64
 	var added [adders][4]uint64
-	logs := make([]*Log, adders+1)
+	logs := make([]*weave.Log, adders+1)
 	cpus := spreadCPUs(m)[1 : adders+1]
 	takerDone := make(chan struct{})
 	go func() { // the owner
@@ -70,7 +71,7 @@ func TestRemovedConcurrent(t *testing.T) {
 		l := s.NewLog(0)
 		logs[adders] = l
 		for now := int64(0); !stop.Load(); now += 500 {
-			nr, load, util, run := r.Take(l, now, NoSite)
+			nr, load, util, run := r.Take(l, now, weave.NoSite)
 			took[0] += nr
 			took[1] += load
 			took[2] += util
@@ -83,7 +84,7 @@ func TestRemovedConcurrent(t *testing.T) {
 		logs[g] = l
 		for k := range iters {
 			load, util, run := uint64(k%7+1), uint64(g+1), uint64(k%3)
-			r.Add(l, int64(k)*100, NoSite, load, util, run)
+			r.Add(l, int64(k)*100, weave.NoSite, load, util, run)
 			added[g][0]++
 			added[g][1] += load
 			added[g][2] += util

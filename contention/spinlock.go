@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"runtime"
 	"sync/atomic"
 
@@ -52,9 +53,9 @@ type rqLine0 struct {
 // Modeled layout: one line (rq line 0). Host layout: the two words on a
 // 128-byte aligned, 128-byte padded block, unless made by a Pack.
 type SpinLock struct {
-	h    *rqLine0 // hot words
-	line LineID   // read-only after set-up
-	name string   // read-only after set-up
+	h    *rqLine0     // hot words
+	line weave.LineID // read-only after set-up
+	name string       // read-only after set-up
 	// lockOp and unlockOp are what acquire and release log: Lock and
 	// Unlock, or RMW and Write for a packed lock (see Pack.SpinLock).
 	// Read-only after set-up.
@@ -63,8 +64,8 @@ type SpinLock struct {
 
 // NewSpinLock returns a free SpinLock with nr_running 0, for the rq of a CPU
 // on NUMA node home.
-func NewSpinLock(s *Space, name string, home int) *SpinLock {
-	return &SpinLock{h: alignedHot[rqLine0](), line: s.newLine(name, home, KindSpinLock), name: name,
+func NewSpinLock(s *weave.Space, name string, home int) *SpinLock {
+	return &SpinLock{h: alignedHot[rqLine0](), line: s.NewKindLine(name, home, weave.KindSpinLock), name: name,
 		lockOp: hwmodel.Lock, unlockOp: hwmodel.Unlock}
 }
 
@@ -73,28 +74,28 @@ func NewSpinLock(s *Space, name string, home int) *SpinLock {
 // so a packed lock logs its acquire as an RMW and its release as a Write:
 // the line's traffic is priced, the wait for the lock itself is not.
 func (p *Pack) SpinLock(name string) *SpinLock {
-	return &SpinLock{h: packSlot[rqLine0](p), line: p.line(0, KindSpinLock), name: name,
+	return &SpinLock{h: packSlot[rqLine0](p), line: p.line(0, weave.KindSpinLock), name: name,
 		lockOp: hwmodel.RMW, unlockOp: hwmodel.Write}
 }
 
 // Line is the lock's modeled line (rq line 0).
-func (sl *SpinLock) Line() LineID { return sl.line }
+func (sl *SpinLock) Line() weave.LineID { return sl.line }
 
 // Name is the name the lock was made with.
 func (sl *SpinLock) Name() string { return sl.name }
 
 // Lock takes the lock for CPU l.CPU(), logging a Lock (the weave prices the
 // wait and the hand-over). It panics if that CPU already holds it.
-func (sl *SpinLock) Lock(l *Log, now int64, site Site) {
-	me := uint32(l.cpu) + 1
+func (sl *SpinLock) Lock(l *weave.Log, now int64, site weave.Site) {
+	me := uint32(l.CPU()) + 1
 	if sl.h.lock.Load() == me {
-		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d takes it again while holding it", sl.name, l.cpu))
+		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d takes it again while holding it", sl.name, l.CPU()))
 	}
 	l.Record(now, sl.line, sl.lockOp, site)
 	var t0 int64
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	for spins := 0; ; spins++ {
 		if sl.h.lock.Load() == 0 && sl.h.lock.CompareAndSwap(0, me) {
@@ -106,7 +107,7 @@ func (sl *SpinLock) Lock(l *Log, now int64, site Site) {
 		}
 	}
 	if sample {
-		l.sampled(sl.line, 1, t0)
+		l.Sampled(sl.line, 1, t0)
 	}
 }
 
@@ -114,8 +115,8 @@ func (sl *SpinLock) Lock(l *Log, now int64, site Site) {
 // success it logs a Lock, which the caller must Unlock within the epoch;
 // on failure an RMW (the failed cmpxchg still takes the line). Its outcome
 // is physical, decided by the host race: a deterministic engine uses Lock.
-func (sl *SpinLock) TryLock(l *Log, now int64, site Site) bool {
-	me := uint32(l.cpu) + 1
+func (sl *SpinLock) TryLock(l *weave.Log, now int64, site weave.Site) bool {
+	me := uint32(l.CPU()) + 1
 	if sl.h.lock.Load() == 0 && sl.h.lock.CompareAndSwap(0, me) {
 		l.Record(now, sl.line, sl.lockOp, site)
 		return true
@@ -126,10 +127,10 @@ func (sl *SpinLock) TryLock(l *Log, now int64, site Site) bool {
 
 // Unlock releases the lock held by CPU l.CPU(), logging an Unlock. It panics
 // if another CPU (or none) holds it.
-func (sl *SpinLock) Unlock(l *Log, now int64, site Site) {
-	me := uint32(l.cpu) + 1
+func (sl *SpinLock) Unlock(l *weave.Log, now int64, site weave.Site) {
+	me := uint32(l.CPU()) + 1
 	if v := sl.h.lock.Load(); v != me {
-		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d unlocks it but %s", sl.name, l.cpu, holderString(v)))
+		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d unlocks it but %s", sl.name, l.CPU(), holderString(v)))
 	}
 	l.Record(now, sl.line, sl.unlockOp, site)
 	sl.h.lock.Store(0)
@@ -148,7 +149,7 @@ func (sl *SpinLock) Holder() int { return int(sl.h.lock.Load()) - 1 }
 
 // NrRunning reads rq->nr_running racily, as a remote CPU does in
 // idle_cpu() or load-balance statistics, logging a Read of the lock line.
-func (sl *SpinLock) NrRunning(l *Log, now int64, site Site) uint32 {
+func (sl *SpinLock) NrRunning(l *weave.Log, now int64, site weave.Site) uint32 {
 	l.Record(now, sl.line, hwmodel.Read, site)
 	return sl.h.nrRunning.Load()
 }
@@ -156,9 +157,9 @@ func (sl *SpinLock) NrRunning(l *Log, now int64, site Site) uint32 {
 // SetNrRunning stores rq->nr_running, as add_nr_running() /
 // sub_nr_running() do under the rq lock, logging a Write. The calling CPU
 // must hold the lock (it panics otherwise).
-func (sl *SpinLock) SetNrRunning(l *Log, now int64, site Site, n uint32) {
-	if v := sl.h.lock.Load(); v != uint32(l.cpu)+1 {
-		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d sets nr_running without the lock; %s", sl.name, l.cpu, holderString(v)))
+func (sl *SpinLock) SetNrRunning(l *weave.Log, now int64, site weave.Site, n uint32) {
+	if v := sl.h.lock.Load(); v != uint32(l.CPU())+1 {
+		panic(fmt.Sprintf("contention: SpinLock %q: CPU %d sets nr_running without the lock; %s", sl.name, l.CPU(), holderString(v)))
 	}
 	l.Record(now, sl.line, hwmodel.Write, site)
 	sl.h.nrRunning.Store(n)

@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"strings"
 	"testing"
 	"unsafe"
@@ -23,7 +24,7 @@ func TestSpinLockLayout(t *testing.T) {
 // weave prices the waiting.
 func TestSpinLockMutualExclusion(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	lk := NewSpinLock(s, "rq0.lock", 0)
 	site := s.Site("raw_spin_rq_lock")
 	const goroutines = 8
@@ -32,7 +33,7 @@ func TestSpinLockMutualExclusion(t *testing.T) {
 		iters = 500
 	}
 	cpus := spreadCPUs(m)[:goroutines]
-	logs := make([]*Log, goroutines)
+	logs := make([]*weave.Log, goroutines)
 	plain := 0 // guarded by lk
 	runGoroutines(goroutines, func(g int) {
 		l := s.NewLog(cpus[g])
@@ -62,21 +63,21 @@ func TestSpinLockMutualExclusion(t *testing.T) {
 // TestSpinLockWeaveFIFO: a waiter pays for the holder's critical section.
 func TestSpinLockWeaveFIFO(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	lk := NewSpinLock(s, "rq0.lock", 0)
 	site := s.Site("ttwu")
 	a, b := s.NewLog(0), s.NewLog(1)
 	warm := s.NewLog(0)
 	lk.Lock(warm, 0, site)
 	lk.Unlock(warm, 1, site)
-	s.Weave([]*Log{warm})
+	s.Weave([]*weave.Log{warm})
 	// Logs are recorded in virtual time, not host order: build them one
 	// after the other on this goroutine.
 	lk.Lock(a, 1000, site)
 	lk.Unlock(a, 2000, site)
-	lk.Lock(b, 1100, NoSite) // physically free again; modeled, it waits
-	lk.Unlock(b, 1200, NoSite)
-	res := s.Weave([]*Log{a, b})
+	lk.Lock(b, 1100, weave.NoSite) // physically free again; modeled, it waits
+	lk.Unlock(b, 1200, weave.NoSite)
+	res := s.Weave([]*weave.Log{a, b})
 	// b asks at 1100 and gets the lock when a releases at 2000, plus the
 	// same-LLC transfer.
 	if want := 900 + m.Lat.Transfer[hwmodel.ClassLLC]; !nearNS(res.ExactNS[1], want) {
@@ -89,44 +90,44 @@ func TestSpinLockWeaveFIFO(t *testing.T) {
 
 func TestSpinLockTryLock(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	lk := NewSpinLock(s, "rq0.lock", 0)
 	a, b := s.NewLog(0), s.NewLog(1)
-	if !lk.TryLock(a, 0, NoSite) {
+	if !lk.TryLock(a, 0, weave.NoSite) {
 		t.Fatal("TryLock of a free lock failed")
 	}
-	if lk.TryLock(b, 1, NoSite) {
+	if lk.TryLock(b, 1, weave.NoSite) {
 		t.Fatal("TryLock of a held lock succeeded")
 	}
-	lk.Unlock(a, 2, NoSite)
+	lk.Unlock(a, 2, weave.NoSite)
 	if got := []hwmodel.Op{a.Entries()[0].Op, b.Entries()[0].Op}; got[0] != hwmodel.Lock || got[1] != hwmodel.RMW {
 		t.Errorf("logged %v, want a Lock and a failed RMW", got)
 	}
-	s.Weave([]*Log{a, b})
+	s.Weave([]*weave.Log{a, b})
 }
 
 func TestSpinLockPanics(t *testing.T) {
 	m := machine(t, "spr-2s")
 	for _, tc := range []struct {
 		name string
-		f    func(lk *SpinLock, a, b *Log)
+		f    func(lk *SpinLock, a, b *weave.Log)
 		want string
 	}{
-		{"unlock by another CPU", func(lk *SpinLock, a, b *Log) {
-			lk.Lock(a, 0, NoSite)
-			defer lk.Unlock(a, 2, NoSite)
-			lk.Unlock(b, 1, NoSite)
+		{"unlock by another CPU", func(lk *SpinLock, a, b *weave.Log) {
+			lk.Lock(a, 0, weave.NoSite)
+			defer lk.Unlock(a, 2, weave.NoSite)
+			lk.Unlock(b, 1, weave.NoSite)
 		}, `SpinLock "rq.lock": CPU 9 unlocks it but CPU 4 holds it`},
-		{"unlock of a free lock", func(lk *SpinLock, a, b *Log) { lk.Unlock(b, 1, NoSite) }, "nobody holds it"},
-		{"recursive lock", func(lk *SpinLock, a, b *Log) {
-			lk.Lock(a, 0, NoSite)
-			defer lk.Unlock(a, 2, NoSite)
-			lk.Lock(a, 1, NoSite)
+		{"unlock of a free lock", func(lk *SpinLock, a, b *weave.Log) { lk.Unlock(b, 1, weave.NoSite) }, "nobody holds it"},
+		{"recursive lock", func(lk *SpinLock, a, b *weave.Log) {
+			lk.Lock(a, 0, weave.NoSite)
+			defer lk.Unlock(a, 2, weave.NoSite)
+			lk.Lock(a, 1, weave.NoSite)
 		}, "takes it again"},
-		{"nr_running without the lock", func(lk *SpinLock, a, b *Log) { lk.SetNrRunning(b, 0, NoSite, 1) }, "without the lock"},
+		{"nr_running without the lock", func(lk *SpinLock, a, b *weave.Log) { lk.SetNrRunning(b, 0, weave.NoSite, 1) }, "without the lock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewSpace(m)
+			s := weave.NewSpace(m)
 			lk := NewSpinLock(s, "rq.lock", 0)
 			defer func() {
 				msg, _ := recover().(string)
@@ -134,7 +135,7 @@ func TestSpinLockPanics(t *testing.T) {
 					t.Errorf("panic %q, want %q", msg, tc.want)
 				}
 			}()
-			tc.f(lk, NewLog(4), NewLog(9))
+			tc.f(lk, weave.NewLog(4), weave.NewLog(9))
 		})
 	}
 }

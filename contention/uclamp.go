@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"unsafe"
 
 	"github.com/rqemu/rqemu/hwmodel"
@@ -117,27 +118,27 @@ func init() {
 // and B are two host lines as well, with 128 bytes of padding around
 // (unless made by a Pack).
 type UclampRQ struct {
-	h     *uclampLines // hot words, guarded by the rq lock
-	lines [2]LineID    // modeled lines A and B; read-only after set-up
-	name  string       // read-only after set-up
+	h     *uclampLines    // hot words, guarded by the rq lock
+	lines [2]weave.LineID // modeled lines A and B; read-only after set-up
+	name  string          // read-only after set-up
 }
 
 // NewUclampRQ returns the idle uclamp state of a CPU's rq on NUMA node
 // home: no task, both values 0, no flag.
-func NewUclampRQ(s *Space, name string, home int) *UclampRQ {
+func NewUclampRQ(s *weave.Space, name string, home int) *UclampRQ {
 	return &UclampRQ{h: alignedHot[uclampLines](), name: name,
-		lines: [2]LineID{s.newLine(name+".A", home, KindUclamp), s.newLine(name+".B", home, KindUclamp)}}
+		lines: [2]weave.LineID{s.NewKindLine(name+".A", home, weave.KindUclamp), s.NewKindLine(name+".B", home, weave.KindUclamp)}}
 }
 
 // UclampRQ returns a UclampRQ packed with the Pack's other members (line A
 // on the Pack's first line, line B on its second).
 func (p *Pack) UclampRQ(name string) *UclampRQ {
 	return &UclampRQ{h: packSlot[uclampLines](p), name: name,
-		lines: [2]LineID{p.line(0, KindUclamp), p.line(1, KindUclamp)}}
+		lines: [2]weave.LineID{p.line(0, weave.KindUclamp), p.line(1, weave.KindUclamp)}}
 }
 
 // Lines returns the modeled lines A and B.
-func (u *UclampRQ) Lines() [2]LineID { return u.lines }
+func (u *UclampRQ) Lines() [2]weave.LineID { return u.lines }
 
 // Name is the name the UclampRQ was made with.
 func (u *UclampRQ) Name() string { return u.name }
@@ -160,7 +161,7 @@ func (t *touches) mark(which uint8, write bool) {
 	t.n++
 }
 
-func (t *touches) flush(l *Log, now int64, site Site, lines *[2]LineID) {
+func (t *touches) flush(l *weave.Log, now int64, site weave.Site, lines *[2]weave.LineID) {
 	for i := range t.n {
 		op := hwmodel.Read
 		if t.write[i] {
@@ -183,7 +184,7 @@ func checkClamp(id UclampID, value uint32) {
 // core.c: uclamp_rq_inc_id(). For UclampMax it then clears
 // UCLAMP_FLAG_IDLE, as uclamp_rq_inc() does after visiting both ids (MIN,
 // then MAX): call Inc for MIN before MAX, or use IncTask.
-func (u *UclampRQ) Inc(l *Log, now int64, site Site, id UclampID, value uint32) {
+func (u *UclampRQ) Inc(l *weave.Log, now int64, site weave.Site, id UclampID, value uint32) {
 	checkClamp(id, value)
 	u.update(l, now, site, func(t *touches) {
 		u.inc(t, id, value)
@@ -196,7 +197,7 @@ func (u *UclampRQ) Inc(l *Log, now int64, site Site, id UclampID, value uint32) 
 // IncTask is core.c: uclamp_rq_inc() for a task with clamps min and max:
 // Inc for UCLAMP_MIN, Inc for UCLAMP_MAX, clear UCLAMP_FLAG_IDLE. Each line
 // touched is logged once.
-func (u *UclampRQ) IncTask(l *Log, now int64, site Site, minV, maxV uint32) {
+func (u *UclampRQ) IncTask(l *weave.Log, now int64, site weave.Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
 	u.update(l, now, site, func(t *touches) {
@@ -216,7 +217,7 @@ func (u *UclampRQ) IncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 // owner's IncTask then logs nothing of its own for it. Simplified: a max
 // clamp under 205 onto a busy rq only reads line B; it is logged as a
 // write.
-func (u *UclampRQ) LogIncTask(l *Log, now int64, site Site, minV, maxV uint32) {
+func (u *UclampRQ) LogIncTask(l *weave.Log, now int64, site weave.Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
 	l.Record(now, u.lines[0], hwmodel.Write, site)
@@ -226,16 +227,16 @@ func (u *UclampRQ) LogIncTask(l *Log, now int64, site Site, minV, maxV uint32) {
 // update runs the accounting f, which marks the lines it touches, timing
 // it on the host when the log's sample is due, then logs each touched
 // line once.
-func (u *UclampRQ) update(l *Log, now int64, site Site, f func(*touches)) {
+func (u *UclampRQ) update(l *weave.Log, now int64, site weave.Site, f func(*touches)) {
 	var t touches
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	t0 := int64(0)
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	f(&t)
 	if sample {
-		l.sampled(u.lines[0], t.n, t0)
+		l.Sampled(u.lines[0], t.n, t0)
 	}
 	t.flush(l, now, site, &u.lines)
 }
@@ -282,14 +283,14 @@ func (u *UclampRQ) clearIdle(t *touches) {
 // task's value and sets UCLAMP_FLAG_IDLE, UCLAMP_MIN returns to 0
 // (uclamp_idle_value()). Dec panics if the bucket has no task (the kernel
 // warns).
-func (u *UclampRQ) Dec(l *Log, now int64, site Site, id UclampID, value uint32) {
+func (u *UclampRQ) Dec(l *weave.Log, now int64, site weave.Site, id UclampID, value uint32) {
 	checkClamp(id, value)
 	u.update(l, now, site, func(t *touches) { u.dec(t, id, value) })
 }
 
 // DecTask is core.c: uclamp_rq_dec(): Dec for UCLAMP_MIN then UCLAMP_MAX,
 // each line touched logged once.
-func (u *UclampRQ) DecTask(l *Log, now int64, site Site, minV, maxV uint32) {
+func (u *UclampRQ) DecTask(l *weave.Log, now int64, site weave.Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
 	u.update(l, now, site, func(t *touches) {
@@ -342,7 +343,7 @@ func (u *UclampRQ) dec(t *touches, id UclampID, value uint32) {
 // Get reads rq->uclamp[id].value (uclamp_rq_get(), READ_ONCE), as the
 // rq's consumers do (uclamp_rq_util_with(), uclamp_rq_is_capped()), logging
 // a Read of line A. The caller is the rq's owner or holds its lock.
-func (u *UclampRQ) Get(l *Log, now int64, site Site, id UclampID) uint32 {
+func (u *UclampRQ) Get(l *weave.Log, now int64, site weave.Site, id UclampID) uint32 {
 	l.Record(now, u.lines[uclampValueLine[id]], hwmodel.Read, site)
 	return u.h.rq[id].value
 }

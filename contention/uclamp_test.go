@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestUclampLayout(t *testing.T) {
 	if uclampValueLine != [2]uint8{0, 0} || uclampFlagsLine != 1 {
 		t.Errorf("values on lines %v, flags on %d; want A, A and B", uclampValueLine, uclampFlagsLine)
 	}
-	s := NewSpace(machine(t, "spr-2s"))
+	s := weave.NewSpace(machine(t, "spr-2s"))
 	r := NewUclampRQ(s, "rq0.uclamp", 0)
 	if p := uintptr(unsafe.Pointer(r.h)); p%hostLinePad != 0 {
 		t.Errorf("uclamp hot words at %#x, not %d-aligned: lines A and B are not two host lines", p, hostLinePad)
@@ -121,14 +122,14 @@ func TestUclampSemantics(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewSpace(machine(t, "spr-2s"))
+			s := weave.NewSpace(machine(t, "spr-2s"))
 			u := NewUclampRQ(s, "rq0.uclamp", 0)
-			l := NewLog(0)
+			l := weave.NewLog(0)
 			for i, st := range tc.steps {
 				if st.inc {
-					u.Inc(l, int64(i), NoSite, st.id, st.v)
+					u.Inc(l, int64(i), weave.NoSite, st.id, st.v)
 				} else {
-					u.Dec(l, int64(i), NoSite, st.id, st.v)
+					u.Dec(l, int64(i), weave.NoSite, st.id, st.v)
 				}
 				if got := u.Value(st.id); got != st.wantValue {
 					t.Errorf("step %d: value %d, want %d", i, got, st.wantValue)
@@ -149,43 +150,43 @@ func TestUclampSemantics(t *testing.T) {
 // max 1024 -> MAX bucket 4 on line B) writes both lines on enqueue and on
 // dequeue.
 func TestUclampLinesTouched(t *testing.T) {
-	s := NewSpace(machine(t, "spr-2s"))
+	s := weave.NewSpace(machine(t, "spr-2s"))
 	u := NewUclampRQ(s, "rq0.uclamp", 0)
 	a, b := u.Lines()[0], u.Lines()[1]
-	l := NewLog(0)
-	u.IncTask(l, 0, NoSite, 0, SchedCapacityScale)
-	want := []Entry{{T: 0, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 0, Line: b, Op: hwmodel.Write, Site: NoSite}}
+	l := weave.NewLog(0)
+	u.IncTask(l, 0, weave.NoSite, 0, SchedCapacityScale)
+	want := []weave.Entry{{T: 0, Line: a, Op: hwmodel.Write, Site: weave.NoSite}, {T: 0, Line: b, Op: hwmodel.Write, Site: weave.NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("IncTask logged %+v, want %+v", got, want)
 	}
 	l.Reset()
-	u.DecTask(l, 1, NoSite, 0, SchedCapacityScale)
-	want = []Entry{{T: 1, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 1, Line: b, Op: hwmodel.Write, Site: NoSite}}
+	u.DecTask(l, 1, weave.NoSite, 0, SchedCapacityScale)
+	want = []weave.Entry{{T: 1, Line: a, Op: hwmodel.Write, Site: weave.NoSite}, {T: 1, Line: b, Op: hwmodel.Write, Site: weave.NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("DecTask logged %+v, want %+v", got, want)
 	}
 	l.Reset()
 	// Per id: MIN's bucket 0 is on A, and the idle-flag test reads B.
-	u.Inc(l, 2, NoSite, UclampMin, 0)
-	want = []Entry{{T: 2, Line: a, Op: hwmodel.Write, Site: NoSite}, {T: 2, Line: b, Op: hwmodel.Read, Site: NoSite}}
+	u.Inc(l, 2, weave.NoSite, UclampMin, 0)
+	want = []weave.Entry{{T: 2, Line: a, Op: hwmodel.Write, Site: weave.NoSite}, {T: 2, Line: b, Op: hwmodel.Read, Site: weave.NoSite}}
 	if got := l.Entries(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Inc(MIN, 0) logged %+v, want %+v", got, want)
 	}
-	if got := u.Get(l, 3, NoSite, UclampMin); got != 0 || l.Entries()[2].Line != a {
+	if got := u.Get(l, 3, weave.NoSite, UclampMin); got != 0 || l.Entries()[2].Line != a {
 		t.Errorf("Get = %d, logged %+v", got, l.Entries()[2])
 	}
 }
 
 func TestUclampPanics(t *testing.T) {
-	s := NewSpace(machine(t, "spr-2s"))
+	s := weave.NewSpace(machine(t, "spr-2s"))
 	u := NewUclampRQ(s, "rq0.uclamp", 0)
 	for _, tc := range []struct {
 		f    func()
 		want string
 	}{
-		{func() { u.Dec(NewLog(0), 0, NoSite, UclampMax, 1024) }, "with no task"},
-		{func() { u.Inc(NewLog(0), 0, NoSite, UclampMax, 1025) }, "1025 > 1024"},
-		{func() { u.Inc(NewLog(0), 0, NoSite, 2, 5) }, "uclamp id 2"},
+		{func() { u.Dec(weave.NewLog(0), 0, weave.NoSite, UclampMax, 1024) }, "with no task"},
+		{func() { u.Inc(weave.NewLog(0), 0, weave.NoSite, UclampMax, 1025) }, "1025 > 1024"},
+		{func() { u.Inc(weave.NewLog(0), 0, weave.NoSite, 2, 5) }, "uclamp id 2"},
 	} {
 		func() {
 			defer func() {
@@ -204,7 +205,7 @@ func TestUclampPanics(t *testing.T) {
 // balanced incs and decs.
 func TestUclampConcurrent(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	lk := NewSpinLock(s, "rq0.lock", 0)
 	u := NewUclampRQ(s, "rq0.uclamp", 0)
 	enq, deq := s.Site("enqueue_task"), s.Site("dequeue_task")
@@ -214,7 +215,7 @@ func TestUclampConcurrent(t *testing.T) {
 		iters = 400
 	}
 	cpus := spreadCPUs(m)[:goroutines]
-	logs := make([]*Log, goroutines)
+	logs := make([]*weave.Log, goroutines)
 	runGoroutines(goroutines, func(g int) {
 		l := s.NewLog(cpus[g])
 		logs[g] = l

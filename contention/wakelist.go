@@ -2,6 +2,7 @@ package contention
 
 import (
 	"fmt"
+	"github.com/rqemu/rqemu/weave"
 	"sync/atomic"
 
 	"github.com/rqemu/rqemu/hwmodel"
@@ -55,18 +56,18 @@ type wakeHead struct {
 type WakeList struct {
 	head     *wakeHead      // hot: call_single_queue
 	pending  *atomic.Uint32 // hot: rq->ttwu_pending. Atomic: stored by wakers and the owner, read by anyone.
-	listLine LineID         // read-only after set-up
-	pendLine LineID         // read-only after set-up
+	listLine weave.LineID   // read-only after set-up
+	pendLine weave.LineID   // read-only after set-up
 	name     string         // read-only after set-up
 }
 
 // NewWakeList returns the empty wake list of a CPU on NUMA node home.
-func NewWakeList(s *Space, name string, home int) *WakeList {
+func NewWakeList(s *weave.Space, name string, home int) *WakeList {
 	return &WakeList{
 		head:     &new(padded[wakeHead]).v,
 		pending:  alignedHot[atomic.Uint32](),
-		listLine: s.newLine(name+".call_single_queue", home, KindWakeList),
-		pendLine: s.newLine(name+".ttwu_pending", home, KindWakeList),
+		listLine: s.NewKindLine(name+".call_single_queue", home, weave.KindWakeList),
+		pendLine: s.NewKindLine(name+".ttwu_pending", home, weave.KindWakeList),
 		name:     name,
 	}
 }
@@ -78,17 +79,17 @@ func (p *Pack) WakeList(name string) *WakeList {
 	return &WakeList{
 		head:     packSlot[wakeHead](p),
 		pending:  packSlot[atomic.Uint32](p),
-		listLine: p.line(0, KindWakeList),
-		pendLine: p.line(1, KindWakeList),
+		listLine: p.line(0, weave.KindWakeList),
+		pendLine: p.line(1, weave.KindWakeList),
 		name:     name,
 	}
 }
 
 // ListLine is the modeled line of the llist head (call_single_queue).
-func (w *WakeList) ListLine() LineID { return w.listLine }
+func (w *WakeList) ListLine() weave.LineID { return w.listLine }
 
 // PendingLine is the modeled line of ttwu_pending (rq line 1).
-func (w *WakeList) PendingLine() LineID { return w.pendLine }
+func (w *WakeList) PendingLine() weave.LineID { return w.pendLine }
 
 // Name is the name the list was made with.
 func (w *WakeList) Name() string { return w.name }
@@ -101,16 +102,16 @@ func (w *WakeList) Name() string { return w.name }
 // physical, decided by the race with other pushers and the drainer; the
 // log does not depend on it, nor on the cmpxchg retries. Push panics if e is
 // already queued.
-func (w *WakeList) Push(l *Log, now int64, site Site, e *WakeEntry) (wasEmpty bool) {
+func (w *WakeList) Push(l *weave.Log, now int64, site weave.Site, e *WakeEntry) (wasEmpty bool) {
 	if !e.queued.CompareAndSwap(false, true) {
-		panic(fmt.Sprintf("contention: WakeList %q: CPU %d pushes an entry that is already queued (task %v)", w.name, l.cpu, e.Task))
+		panic(fmt.Sprintf("contention: WakeList %q: CPU %d pushes an entry that is already queued (task %v)", w.name, l.CPU(), e.Task))
 	}
 	l.Record(now, w.pendLine, hwmodel.Write, site)
 	l.Record(now, w.listLine, hwmodel.RMW, site)
 	var t0 int64
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	w.pending.Store(1)
 	first := w.head.first.Load()
@@ -122,7 +123,7 @@ func (w *WakeList) Push(l *Log, now int64, site Site, e *WakeEntry) (wasEmpty bo
 		first = w.head.first.Load()
 	}
 	if sample {
-		l.sampled(w.listLine, 2, t0)
+		l.Sampled(w.listLine, 2, t0)
 	}
 	return first == nil
 }
@@ -139,18 +140,18 @@ func (w *WakeList) Push(l *Log, now int64, site Site, e *WakeEntry) (wasEmpty bo
 // accesses are logged whether or not the list was empty, so that the log
 // does not depend on the physical race; a caller that wants the idle
 // loop's llist_empty() test first uses Empty.
-func (w *WakeList) Drain(l *Log, now int64, site Site) []*WakeEntry {
+func (w *WakeList) Drain(l *weave.Log, now int64, site weave.Site) []*WakeEntry {
 	return w.AppendDrain(nil, l, now, site)
 }
 
 // AppendDrain is Drain appending the entries to dst.
-func (w *WakeList) AppendDrain(dst []*WakeEntry, l *Log, now int64, site Site) []*WakeEntry {
+func (w *WakeList) AppendDrain(dst []*WakeEntry, l *weave.Log, now int64, site weave.Site) []*WakeEntry {
 	l.Record(now, w.listLine, hwmodel.RMW, site)
 	l.Record(now, w.pendLine, hwmodel.Write, site)
 	var t0 int64
-	sample := l.sampleDue()
+	sample := l.SampleDue()
 	if sample {
-		t0 = hostNow()
+		t0 = weave.HostNow()
 	}
 	first := w.head.first.Swap(nil)
 	n := 0
@@ -169,14 +170,14 @@ func (w *WakeList) AppendDrain(dst []*WakeEntry, l *Log, now int64, site Site) [
 	}
 	w.pending.Store(0)
 	if sample {
-		l.sampled(w.listLine, 2, t0)
+		l.Sampled(w.listLine, 2, t0)
 	}
 	return dst
 }
 
 // Pending reads ttwu_pending racily, as idle_cpu() does on a remote rq,
 // logging a Read of the pending line.
-func (w *WakeList) Pending(l *Log, now int64, site Site) bool {
+func (w *WakeList) Pending(l *weave.Log, now int64, site weave.Site) bool {
 	l.Record(now, w.pendLine, hwmodel.Read, site)
 	return w.pending.Load() != 0
 }
@@ -184,7 +185,7 @@ func (w *WakeList) Pending(l *Log, now int64, site Site) bool {
 // Empty reads the list head, as llist_empty() in smp.c:
 // flush_smp_call_function_queue() does before taking the list, logging a
 // Read of the list line.
-func (w *WakeList) Empty(l *Log, now int64, site Site) bool {
+func (w *WakeList) Empty(l *weave.Log, now int64, site weave.Site) bool {
 	l.Record(now, w.listLine, hwmodel.Read, site)
 	return w.head.first.Load() == nil
 }

@@ -1,6 +1,7 @@
 package contention
 
 import (
+	"github.com/rqemu/rqemu/weave"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -11,7 +12,7 @@ import (
 
 func TestWakeListFIFO(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	w := NewWakeList(s, "cpu7", 0)
 	waker, owner := s.NewLog(0), s.NewLog(7)
 	site := s.Site("__ttwu_queue_wakelist")
@@ -49,22 +50,22 @@ func TestWakeListFIFO(t *testing.T) {
 	if e0[0].Line != w.PendingLine() || e0[0].Op != hwmodel.Write || e0[1].Line != w.ListLine() || e0[1].Op != hwmodel.RMW {
 		t.Errorf("push logged %+v", e0)
 	}
-	s.Weave([]*Log{waker, owner})
+	s.Weave([]*weave.Log{waker, owner})
 }
 
 func TestWakeListDoublePush(t *testing.T) {
-	s := NewSpace(machine(t, "spr-2s"))
+	s := weave.NewSpace(machine(t, "spr-2s"))
 	w := NewWakeList(s, "cpu1", 0)
 	e := &WakeEntry{Task: "p"}
-	l := NewLog(0)
-	w.Push(l, 0, NoSite, e)
+	l := weave.NewLog(0)
+	w.Push(l, 0, weave.NoSite, e)
 	defer func() {
 		msg, _ := recover().(string)
 		if !strings.Contains(msg, "already queued") {
 			t.Errorf("panic %q", msg)
 		}
 	}()
-	w.Push(l, 1, NoSite, e)
+	w.Push(l, 1, weave.NoSite, e)
 }
 
 // TestWakeListConcurrent: several pushers and one drainer; every pushed
@@ -72,7 +73,7 @@ func TestWakeListDoublePush(t *testing.T) {
 // and each pusher's entries come out in its push order.
 func TestWakeListConcurrent(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	w := NewWakeList(s, "cpu0", 0)
 	const pushers = 6
 	const entries = 16 // per pusher, recycled
@@ -100,7 +101,7 @@ func TestWakeListConcurrent(t *testing.T) {
 		lastSeq[p] = -1
 	}
 	cpus := spreadCPUs(m)[1 : pushers+1]
-	logs := make([]*Log, pushers+1)
+	logs := make([]*weave.Log, pushers+1)
 	runGoroutines(pushers+1, func(g int) {
 		if g == pushers { // the drainer, CPU 0
 			l := s.NewLog(0)
@@ -108,7 +109,7 @@ func TestWakeListConcurrent(t *testing.T) {
 			var buf []*WakeEntry
 			for now := int64(0); ; now += 100 {
 				finished := done.Load() == pushers
-				buf = w.AppendDrain(buf[:0], l, now, NoSite)
+				buf = w.AppendDrain(buf[:0], l, now, weave.NoSite)
 				for _, e := range buf {
 					tk := e.Task.(task)
 					counts[tk.pusher][tk.seq]++
@@ -136,7 +137,7 @@ func TestWakeListConcurrent(t *testing.T) {
 			}
 			busy[g][k%entries].Store(true)
 			e.Task = task{g, k}
-			w.Push(l, int64(k)*50, NoSite, e)
+			w.Push(l, int64(k)*50, weave.NoSite, e)
 		}
 		done.Add(1)
 	})

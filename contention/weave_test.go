@@ -3,6 +3,7 @@ package contention
 import (
 	"bytes"
 	"cmp"
+	"github.com/rqemu/rqemu/weave"
 	"math"
 	"reflect"
 	"slices"
@@ -38,7 +39,7 @@ func TestWeaveAlternating(t *testing.T) {
 		if got := m.Class(tc.a, tc.b); got != tc.class {
 			t.Fatalf("%s: class(%d,%d) = %v, want %v", tc.preset, tc.a, tc.b, got, tc.class)
 		}
-		s := NewSpace(m)
+		s := weave.NewSpace(m)
 		c := NewCounter(s, "tg.load_avg", m.CPUs[tc.a].Node)
 		site := s.Site("update_load_avg")
 		la, lb := s.NewLog(tc.a), s.NewLog(tc.b)
@@ -48,7 +49,7 @@ func TestWeaveAlternating(t *testing.T) {
 			c.Add(lb, 1000*(2*i+1), site, 1)
 			c.Add(la, 1000*(2*i+2), site, 1)
 		}
-		res := s.Weave([]*Log{la, lb})
+		res := s.Weave([]*weave.Log{la, lb})
 		x := m.Lat.Transfer[tc.class]
 		if !nearNS(res.ExactNS[tc.b], rounds*x) {
 			t.Errorf("%s %d-%d: CPU %d stall %.3f, want %d transfers of %.1f", tc.preset, tc.a, tc.b, tc.b, res.ExactNS[tc.b], rounds, x)
@@ -77,12 +78,12 @@ func TestWeaveAlternating(t *testing.T) {
 // socket pays the home agent's detour.
 func TestWeaveHomeRemote(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "remote-homed", 1)
 	la, lb := s.NewLog(0), s.NewLog(1)
-	c.Add(la, 0, NoSite, 1)
-	c.Add(lb, 1000, NoSite, 1)
-	res := s.Weave([]*Log{la, lb})
+	c.Add(la, 0, weave.NoSite, 1)
+	c.Add(lb, 1000, weave.NoSite, 1)
+	res := s.Weave([]*weave.Log{la, lb})
 	if want := m.Lat.Transfer[hwmodel.ClassLLC] + m.Lat.HomeRemote; !nearNS(res.ExactNS[1], want) {
 		t.Errorf("stall %.3f, want LLC transfer + home_remote = %.1f", res.ExactNS[1], want)
 	}
@@ -96,13 +97,13 @@ func TestWeaveHomeRemote(t *testing.T) {
 // transfer plus the RMW each), the last for about 99 transfers.
 func TestWeaveSerializes(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "tg.load_avg", 0)
 	site := s.Site("update_load_avg")
 	// Warm: CPU 112 (core 0's second thread) owns the line.
 	warm := s.NewLog(112)
 	c.Add(warm, 0, site, 1)
-	s.Weave([]*Log{warm})
+	s.Weave([]*weave.Log{warm})
 	// The first threads of cores 0-55 and the second threads of cores
 	// 12-55: no hand-over between SMT siblings except the first.
 	var cpus []int
@@ -112,14 +113,14 @@ func TestWeaveSerializes(t *testing.T) {
 	for c := 112 + 12; c < 168; c++ {
 		cpus = append(cpus, c)
 	}
-	logs := make([]*Log, len(cpus))
+	logs := make([]*weave.Log, len(cpus))
 	for i, cpu := range cpus {
 		logs[i] = s.NewLog(cpu)
 		c.Add(logs[i], 5000, site, 1)
 	}
 	res := s.Weave(logs)
 	// The home draws the order among simultaneous requests
-	// (hwmodel.Replayer.serve): walk them in the order served, the k-th
+	// (weave.Replayer.serve): walk them in the order served, the k-th
 	// waiting for the k before it.
 	order := slices.Clone(cpus)
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(res.ExactNS[a], res.ExactNS[b]) })
@@ -145,12 +146,12 @@ func TestWeaveSerializes(t *testing.T) {
 func TestWeaveReadMostly(t *testing.T) {
 	for _, preset := range []string{"spr-2s", "epyc-9654-2s"} {
 		m := machine(t, preset)
-		s := NewSpace(m)
+		s := weave.NewSpace(m)
 		c := NewCounter(s, "tg.load_avg", 0)
 		write, first, again := s.Site("update_tg_load_avg"), s.Site("first_read"), s.Site("read_again")
 		readers := spreadCPUs(m)[1:8]
 		w := s.NewLog(0)
-		logs := []*Log{w}
+		logs := []*weave.Log{w}
 		for _, r := range readers {
 			logs = append(logs, s.NewLog(r))
 		}
@@ -195,13 +196,13 @@ func TestWeaveReadMostly(t *testing.T) {
 
 // weaveWorkload logs a deterministic mixed workload on several objects for
 // CPUs cpus, epoch k, and returns the logs.
-func weaveWorkload(s *Space, objs *testObjects, cpus []int, epoch int64, logs map[int]*Log) []*Log {
+func weaveWorkload(s *weave.Space, objs *testObjects, cpus []int, epoch int64, logs map[int]*weave.Log) []*weave.Log {
 	seed := uint64(epoch*7919 + 1)
 	next := func() uint64 {
 		seed = seed*6364136223846793005 + 1442695040888963407
 		return seed >> 33
 	}
-	var out []*Log
+	var out []*weave.Log
 	for _, cpu := range cpus {
 		l := logs[cpu]
 		if l == nil {
@@ -240,10 +241,10 @@ type testObjects struct {
 	locks   []*SpinLock
 	llc     *LLCShared
 	removed *Removed
-	sites   []Site
+	sites   []weave.Site
 }
 
-func newTestObjects(s *Space) *testObjects {
+func newTestObjects(s *weave.Space) *testObjects {
 	o := &testObjects{
 		tg:      NewCounter(s, "tg.load_avg", 0),
 		llc:     NewLLCShared(s, "sd_llc_shared", 0),
@@ -262,10 +263,10 @@ func newTestObjects(s *Space) *testObjects {
 // cumulative tables agree with the results.
 func TestWeaveAttribution(t *testing.T) {
 	m := machine(t, "epyc-9654-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	objs := newTestObjects(s)
 	cpus := spreadCPUs(m)[:24]
-	logs := map[int]*Log{}
+	logs := map[int]*weave.Log{}
 	total := 0.0
 	for epoch := range int64(3) {
 		res := s.Weave(weaveWorkload(s, objs, cpus, epoch, logs))
@@ -309,18 +310,18 @@ func TestWeaveAttribution(t *testing.T) {
 // by a whole ns, and nothing is lost.
 func TestWeaveRemainder(t *testing.T) {
 	m := machine(t, "spr-2s") // same-LLC transfer: 55.3 ns
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	c := NewCounter(s, "x", 0)
 	la, lb := s.NewLog(0), s.NewLog(1)
-	c.Add(la, 0, NoSite, 1)
-	s.Weave([]*Log{la})
+	c.Add(la, 0, weave.NoSite, 1)
+	s.Weave([]*weave.Log{la})
 	var exact float64
 	var handed int64
 	for k := range int64(25) {
 		base := 10_000 * (k + 1)
-		c.Add(lb, base, NoSite, 1)
-		c.Add(la, base+5000, NoSite, 1)
-		res := s.Weave([]*Log{lb, la})
+		c.Add(lb, base, weave.NoSite, 1)
+		c.Add(la, base+5000, weave.NoSite, 1)
+		res := s.Weave([]*weave.Log{lb, la})
 		exact += res.ExactNS[1]
 		handed += res.StallNS[1]
 		if !nearNS(res.ExactNS[1], 55.3) {
@@ -342,12 +343,12 @@ func TestWeaveRemainder(t *testing.T) {
 // statistics, whatever the order of the logs.
 func TestWeaveDeterministic(t *testing.T) {
 	m := machine(t, "spr-2s")
-	run := func(reverse bool) ([]*WeaveResult, string) {
-		s := NewSpace(m)
+	run := func(reverse bool) ([]*weave.WeaveResult, string) {
+		s := weave.NewSpace(m)
 		objs := newTestObjects(s)
 		cpus := spreadCPUs(m)[:40]
-		logs := map[int]*Log{}
-		var out []*WeaveResult
+		logs := map[int]*weave.Log{}
+		var out []*weave.WeaveResult
 		for epoch := range int64(3) {
 			ls := weaveWorkload(s, objs, cpus, epoch, logs)
 			if reverse {
@@ -383,16 +384,16 @@ func TestWeaveDeterministic(t *testing.T) {
 // one after the other without the CPU's own RMW latency counted as stall.
 func TestWeaveSequencesOwnAccesses(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
+	s := weave.NewSpace(m)
 	r := NewRemoved(s, "removed", 0)
 	c := NewCounter(s, "c", 0)
 	l := s.NewLog(3)
-	r.Add(l, 100, NoSite, 1, 1, 1) // Lock, 4 Writes, Unlock at t=100
-	r.Add(l, 100, NoSite, 1, 1, 1)
+	r.Add(l, 100, weave.NoSite, 1, 1, 1) // Lock, 4 Writes, Unlock at t=100
+	r.Add(l, 100, weave.NoSite, 1, 1, 1)
 	for range 5 {
-		c.Add(l, 200, NoSite, 1) // five RMWs at one instant
+		c.Add(l, 200, weave.NoSite, 1) // five RMWs at one instant
 	}
-	res := s.Weave([]*Log{l})
+	res := s.Weave([]*weave.Log{l})
 	// Only the two fills from DRAM are stall.
 	if want := 2 * m.Lat.MemLocal; !nearNS(res.ExactNS[3], want) {
 		t.Errorf("stall %.3f, want two fills %.1f", res.ExactNS[3], want)
@@ -401,8 +402,8 @@ func TestWeaveSequencesOwnAccesses(t *testing.T) {
 
 func TestWeaveEmptyAndNil(t *testing.T) {
 	m := machine(t, "spr-2s")
-	s := NewSpace(m)
-	res := s.Weave([]*Log{nil, s.NewLog(5)})
+	s := weave.NewSpace(m)
+	res := s.Weave([]*weave.Log{nil, s.NewLog(5)})
 	if res.Accesses != 0 || res.TotalNS != 0 || len(res.StallNS) != m.NumCPUs() {
 		t.Errorf("empty weave: %+v", res)
 	}
@@ -412,39 +413,39 @@ func TestWeavePanics(t *testing.T) {
 	m := machine(t, "spr-2s")
 	for _, tc := range []struct {
 		name string
-		f    func(s *Space)
+		f    func(s *weave.Space)
 		want string
 	}{
-		{"two logs of a CPU", func(s *Space) { s.Weave([]*Log{NewLog(1), NewLog(1)}) }, "two Logs of CPU 1"},
-		{"CPU out of range", func(s *Space) { s.Weave([]*Log{NewLog(224)}) }, "CPU 224"},
-		{"unknown line", func(s *Space) {
-			l := NewLog(0)
-			l.Record(0, 7, hwmodel.Read, NoSite)
-			s.Weave([]*Log{l})
+		{"two logs of a CPU", func(s *weave.Space) { s.Weave([]*weave.Log{weave.NewLog(1), weave.NewLog(1)}) }, "two Logs of CPU 1"},
+		{"CPU out of range", func(s *weave.Space) { s.Weave([]*weave.Log{weave.NewLog(224)}) }, "CPU 224"},
+		{"unknown line", func(s *weave.Space) {
+			l := weave.NewLog(0)
+			l.Record(0, 7, hwmodel.Read, weave.NoSite)
+			s.Weave([]*weave.Log{l})
 		}, "names line 7"},
-		{"unknown site", func(s *Space) {
-			l := NewLog(0)
+		{"unknown site", func(s *weave.Space) {
+			l := weave.NewLog(0)
 			l.Record(0, s.NewLine("x", 0), hwmodel.Read, 99)
-			s.Weave([]*Log{l})
+			s.Weave([]*weave.Log{l})
 		}, "site 99"},
-		{"lock held at the barrier", func(s *Space) {
+		{"lock held at the barrier", func(s *weave.Space) {
 			lk := NewSpinLock(s, "rq3.lock", 0)
-			l := NewLog(2)
+			l := weave.NewLog(2)
 			lk.Lock(l, 0, s.Site("schedule"))
-			defer lk.Unlock(l, 1, NoSite)
-			s.Weave([]*Log{l})
+			defer lk.Unlock(l, 1, weave.NoSite)
+			s.Weave([]*weave.Log{l})
 		}, `CPU 2 still holds lock "rq3.lock"`},
-		{"unlock without lock", func(s *Space) {
-			l := NewLog(2)
-			l.Record(0, s.NewLine("rq.lock", 0), hwmodel.Unlock, NoSite)
-			s.Weave([]*Log{l})
+		{"unlock without lock", func(s *weave.Space) {
+			l := weave.NewLog(2)
+			l.Record(0, s.NewLine("rq.lock", 0), hwmodel.Unlock, weave.NoSite)
+			s.Weave([]*weave.Log{l})
 		}, "did not take this epoch"},
-		{"time goes back", func(s *Space) {
-			l := NewLog(4)
-			l.Record(10, 0, hwmodel.Read, NoSite)
-			l.Record(9, 0, hwmodel.Write, NoSite)
+		{"time goes back", func(s *weave.Space) {
+			l := weave.NewLog(4)
+			l.Record(10, 0, hwmodel.Read, weave.NoSite)
+			l.Record(9, 0, hwmodel.Write, weave.NoSite)
 		}, "Log of CPU 4: entry {line 0, write, site 0} at t=9 is before the previous entry at t=10"},
-		{"bad home", func(s *Space) { s.NewLine("x", 2) }, "home node 2"},
+		{"bad home", func(s *weave.Space) { s.NewLine("x", 2) }, "home node 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -454,20 +455,20 @@ func TestWeavePanics(t *testing.T) {
 					t.Errorf("panic %v, want one containing %q", r, tc.want)
 				}
 			}()
-			tc.f(NewSpace(m))
+			tc.f(weave.NewSpace(m))
 		})
 	}
 }
 
 // TestLogEntrySize: log entries are 16 bytes.
 func TestLogEntrySize(t *testing.T) {
-	if got := unsafe.Sizeof(Entry{}); got != 16 {
+	if got := unsafe.Sizeof(weave.Entry{}); got != 16 {
 		t.Errorf("sizeof(Entry) = %d, want 16", got)
 	}
-	l := NewLog(3)
+	l := weave.NewLog(3)
 	l.Record(5, 1, hwmodel.RMW, 2)
 	l.Record(5, 2, hwmodel.Read, 2)
-	if l.Len() != 2 || l.Entries()[1] != (Entry{T: 5, Line: 2, Op: hwmodel.Read, Site: 2}) || l.CPU() != 3 {
+	if l.Len() != 2 || l.Entries()[1] != (weave.Entry{T: 5, Line: 2, Op: hwmodel.Read, Site: 2}) || l.CPU() != 3 {
 		t.Errorf("log %+v", l.Entries())
 	}
 	l.Reset()
@@ -478,18 +479,18 @@ func TestLogEntrySize(t *testing.T) {
 
 // TestCloneFor prices the same logs on two targets.
 func TestCloneFor(t *testing.T) {
-	spr := NewSpace(machine(t, "spr-2s"))
+	spr := weave.NewSpace(machine(t, "spr-2s"))
 	c := NewCounter(spr, "tg", 0)
 	site := spr.Site("update_load_avg")
 	epyc := spr.CloneFor(machine(t, "epyc-9654-2s"))
 	if epyc.NumLines() != spr.NumLines() || epyc.LineName(c.Line()) != "tg" || epyc.SiteName(site) != "update_load_avg" {
 		t.Fatalf("clone differs")
 	}
-	mk := func() []*Log {
-		a, b := NewLog(0), NewLog(1)
+	mk := func() []*weave.Log {
+		a, b := weave.NewLog(0), weave.NewLog(1)
 		c.Add(a, 0, site, 1)
 		c.Add(b, 1000, site, 1)
-		return []*Log{a, b}
+		return []*weave.Log{a, b}
 	}
 	r1 := spr.Weave(mk())
 	r2 := epyc.Weave(mk())

@@ -2,6 +2,7 @@ package contention
 
 import (
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 	"math"
 	"testing"
 )
@@ -26,26 +27,26 @@ func TestWeaveIndependentReads(t *testing.T) {
 		{32, true, 2 * 55.3},
 		{3, false, 3 * 55.3},
 	} {
-		s := NewSpace(m)
+		s := weave.NewSpace(m)
 		var cs []*Counter
 		writer := s.NewLog(1) // the same LLC as CPU 0
 		for i := 0; i < tc.n; i++ {
 			c := NewCounter(s, "x", 0)
-			c.Add(writer, 0, NoSite, 1) // Modified in CPU 1's cache
+			c.Add(writer, 0, weave.NoSite, 1) // Modified in CPU 1's cache
 			cs = append(cs, c)
 		}
 		own := NewCounter(s, "own", 0)
 		reader := s.NewLog(0)
-		own.Add(reader, 0, NoSite, 1)
-		s.Weave([]*Log{writer, reader})
+		own.Add(reader, 0, weave.NoSite, 1)
+		s.Weave([]*weave.Log{writer, reader})
 		reader = s.NewLog(0)
 		was := reader.SetIndependent(tc.indep)
 		for _, c := range cs {
-			c.Load(reader, 10_000, NoSite)
+			c.Load(reader, 10_000, weave.NoSite)
 		}
 		reader.SetIndependent(was)
-		own.Load(reader, 10_000, NoSite) // consumes the loads
-		res := s.Weave([]*Log{reader})
+		own.Load(reader, 10_000, weave.NoSite) // consumes the loads
+		res := s.Weave([]*weave.Log{reader})
 		if got := res.ExactNS[0]; math.Abs(got-tc.want) > 1e-6 {
 			t.Errorf("%d loads (independent %v): stall %.3f ns, want %.1f", tc.n, tc.indep, got, tc.want)
 		}

@@ -3,8 +3,8 @@ package emu
 import (
 	"fmt"
 
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu/eevdf"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // check verifies the conservation invariants at a barrier, panicking with
@@ -198,7 +198,7 @@ func (s *Sim) checkSnapCounts() {
 // outbox, log, tg->load_avg delta, snapshot to publish or wakeups to
 // clear; the weave neither holds nor charged accesses of it; its on-CPU
 // view is the one published.
-func (s *Sim) checkUnvisited(res *contention.WeaveResult) {
+func (s *Sim) checkUnvisited(res *weave.WeaveResult) {
 	for i, rq := range s.cpus {
 		if s.visited[i] || s.need[i] {
 			continue

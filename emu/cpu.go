@@ -3,8 +3,8 @@ package emu
 import (
 	"fmt"
 
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // The engine's CPU state machine, no kernel rule of its own: the clock
@@ -127,7 +127,7 @@ func (rq *RQ) postOrApply(op remoteOp) {
 }
 
 // site is the contention site of a symbol (an access's caller).
-func (rq *RQ) site(sym Symbol) contention.Site {
+func (rq *RQ) site(sym Symbol) weave.Site {
 	if rq.inNewidle {
 		return rq.sim.newidleSites[sym]
 	}
@@ -185,7 +185,7 @@ func (rq *RQ) step(until int64) {
 		// The rest of the stall from the last barriers: time lost
 		// before whatever this CPU does next. Paid before the event's
 		// work, so the accesses it logs are stamped after the stall,
-		// as the weave expects (contention.Space.WeaveUntil).
+		// as the weave expects (weave.Space.WeaveUntil).
 		rq.payDebt(rq.debt)
 		if wasIdle && e.kind != evTick && !silent {
 			rq.cost(hwmodel.OpIdleExit)

@@ -1,5 +1,7 @@
 package emu
 
+import "github.com/rqemu/rqemu/internal/heap"
+
 // evKind orders simultaneous events: a message that arrives at the same
 // instant as a tick is handled first, then timers, then the tick, then the
 // end of a run segment, then a new task's start, then a delayed fork (two
@@ -29,7 +31,8 @@ type event struct {
 	msg  *message    // evMsg
 }
 
-func (a *event) less(b *event) bool {
+// Less orders events by (t, kind, seq): a total order.
+func (a event) Less(b event) bool {
 	if a.t != b.t {
 		return a.t < b.t
 	}
@@ -39,7 +42,7 @@ func (a *event) less(b *event) bool {
 	return a.seq < b.seq
 }
 
-// eventQueue is a binary min-heap of events, owned by one CPU.
+// eventQueue is a min-heap of events (internal/heap), owned by one CPU.
 type eventQueue struct {
 	h   []event
 	seq uint64
@@ -54,25 +57,12 @@ func (q *eventQueue) peek() *event { return &q.h[0] }
 func (q *eventQueue) push(e event) {
 	q.seq++
 	e.seq = q.seq
-	q.h = append(q.h, e)
-	i := len(q.h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.h[i].less(&q.h[p]) {
-			break
-		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
-		i = p
-	}
+	q.h = heap.Push(q.h, e)
 }
 
 func (q *eventQueue) pop() event {
-	top := q.h[0]
-	n := len(q.h) - 1
-	q.h[0] = q.h[n]
-	q.h[n] = event{}
-	q.h = q.h[:n]
-	q.down(0)
+	var top event
+	q.h, top = heap.Pop(q.h)
 	return top
 }
 
@@ -109,26 +99,5 @@ func (rq *RQ) compactEvents() {
 	}
 	clear(q.h[len(keep):])
 	q.h = keep
-	for i := len(q.h)/2 - 1; i >= 0; i-- {
-		q.down(i)
-	}
-}
-
-// down sifts the event at i down to its place.
-func (q *eventQueue) down(i int) {
-	n := len(q.h)
-	for {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < n && q.h[l].less(&q.h[s]) {
-			s = l
-		}
-		if r < n && q.h[r].less(&q.h[s]) {
-			s = r
-		}
-		if s == i {
-			return
-		}
-		q.h[i], q.h[s] = q.h[s], q.h[i]
-		i = s
-	}
+	heap.Init(q.h)
 }

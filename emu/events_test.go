@@ -2,6 +2,7 @@ package emu
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -56,19 +57,18 @@ func TestCompactKeepsOrder(t *testing.T) {
 		}
 		rq.events.push(event{t: int64(1000 - i%50), kind: evTimer, tm: tm})
 	}
-	var want []event
-	var ref eventQueue
+	var want []event // the live events in order
 	for _, e := range rq.events.h {
 		if !e.tm.cancelled {
-			ref.h = append(ref.h, e)
+			want = append(want, e)
 		}
 	}
-	for i := len(ref.h)/2 - 1; i >= 0; i-- {
-		ref.down(i)
-	}
-	for ref.len() > 0 {
-		want = append(want, ref.pop())
-	}
+	slices.SortFunc(want, func(a, b event) int {
+		if a.Less(b) {
+			return -1
+		}
+		return 1
+	})
 	rq.compactEvents()
 	if rq.events.len() != len(live) {
 		t.Fatalf("compacted queue holds %d events, want the %d live ones", rq.events.len(), len(live))
@@ -78,7 +78,7 @@ func TestCompactKeepsOrder(t *testing.T) {
 		if got.seq != want[i].seq || got.t != want[i].t {
 			t.Fatalf("pop %d: got (t %d, seq %d), want (t %d, seq %d)", i, got.t, got.seq, want[i].t, want[i].seq)
 		}
-		if i > 0 && got.less(&want[i-1]) {
+		if i > 0 && got.Less(want[i-1]) {
 			t.Fatalf("pop %d out of order", i)
 		}
 	}

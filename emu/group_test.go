@@ -7,6 +7,7 @@ import (
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu/eevdf"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // expectedShares recomputes calc_group_shares() for tg on cpu from the
@@ -157,7 +158,7 @@ func TestUclampLines(t *testing.T) {
 // hopOver moves p, if it waits queued (not running), from its CPU of 0 and
 // 1 to the other as load balancing's detach_task() + attach_task() do, and
 // hands saw the accesses the move logged on the source CPU.
-func hopOver(s *Sim, p *Task, saw func(src *RQ, logged []contention.Entry)) bool {
+func hopOver(s *Sim, p *Task, saw func(src *RQ, logged []weave.Entry)) bool {
 	src := s.RQ(p.cpu)
 	if p.state != TaskRunnable || src.curr == p {
 		return false
@@ -208,7 +209,7 @@ func TestSetTaskCPUReadsTgLine(t *testing.T) {
 		done, reads := 0, 0
 		for at := int64(50_000); done < moves; at += 50_000 {
 			s.Run(at)
-			if hopOver(s, mover, func(src *RQ, logged []contention.Entry) {
+			if hopOver(s, mover, func(src *RQ, logged []weave.Entry) {
 				for _, e := range logged {
 					if e.Site == src.site(SymSetTaskCPU) && e.Op == hwmodel.Read {
 						reads++

@@ -60,7 +60,7 @@ func (rq *RQ) hrtimerRunQueues() {
 		}
 	}
 	slices.SortFunc(pending, func(a, b event) int {
-		if a.less(&b) {
+		if a.Less(b) {
 			return -1
 		}
 		return 1

@@ -8,21 +8,21 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // Lines returns the weave's statistics of every shared line touched so far,
 // most stalled on first (ties: the busier, then by name).
-func (s *Sim) Lines() []contention.LineStats {
+func (s *Sim) Lines() []weave.LineStats {
 	st := s.space.Stats()
-	var out []contention.LineStats
+	var out []weave.LineStats
 	for _, l := range st.Lines {
 		if l.Accesses > 0 {
 			out = append(out, l)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b contention.LineStats) int {
+	slices.SortStableFunc(out, func(a, b weave.LineStats) int {
 		if c := cmp.Compare(b.StallNS, a.StallNS); c != 0 {
 			return c
 		}

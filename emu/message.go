@@ -52,7 +52,7 @@ type remoteOp struct {
 	locked bool
 	// notified: the waker marked the wakeup's last access (its
 	// rq_unlock() of the target, or the llist_add() onto its wake list:
-	// contention.Log.MarkNotify), and the target gets the wakeup when the
+	// weave.Log.MarkNotify), and the target gets the wakeup when the
 	// weave has served it (ttwudeliver.go: deferredWake).
 	notified bool
 	// delayed: opWake of a wakee the waker saw queued, sched_delayed:

@@ -1,6 +1,6 @@
 package emu
 
-import "github.com/rqemu/rqemu/contention"
+import "github.com/rqemu/rqemu/weave"
 
 // payer is who pays for the kernel work an RQ's code is doing, and so how
 // cost() and accessCost() charge it, how a reschedule it asks for reaches
@@ -59,9 +59,9 @@ func (rq *RQ) atBarrierLogged(fn func()) {
 // and returns its own Log: for work whose accesses are not logged as made
 // (a direct wakeup's apply, whose waker logged some of them; a pull's
 // detach and attach, which the kernel runs on the balancing CPU).
-func (rq *RQ) toScratch() *contention.Log {
+func (rq *RQ) toScratch() *weave.Log {
 	if rq.scratch == nil {
-		rq.scratch = contention.NewLog(rq.cpu)
+		rq.scratch = weave.NewLog(rq.cpu)
 	}
 	own := rq.log
 	rq.log = rq.scratch
@@ -71,7 +71,7 @@ func (rq *RQ) toScratch() *contention.Log {
 // fromScratch ends toScratch: own is this CPU's Log again, then every
 // scratch entry that at keeps is appended, in order, to the Log of CPU
 // to (this one or another) at the time at gives.
-func (rq *RQ) fromScratch(own *contention.Log, to *RQ, at func(e contention.Entry) (int64, bool)) {
+func (rq *RQ) fromScratch(own *weave.Log, to *RQ, at func(e weave.Entry) (int64, bool)) {
 	rq.log = own
 	for _, e := range rq.scratch.Entries() {
 		if t, ok := at(e); ok {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // A pipe's shared memory, after fs/pipe.c (v6.6): pipe_write() and
@@ -94,10 +94,10 @@ type Pipe struct {
 	// fixed.
 	perPage, pages int
 
-	info   [3]contention.LineID             // struct pipe_inode_info; fixed
-	bufs   [pipeBufsLines]contention.LineID // bufs[]; fixed
-	frames []contention.LineID              // the data page frames, 64 lines each; fixed
-	inode  contention.LineID                // the pipe inode's timestamps; fixed
+	info   [3]weave.LineID             // struct pipe_inode_info; fixed
+	bufs   [pipeBufsLines]weave.LineID // bufs[]; fixed
+	frames []weave.LineID              // the data page frames, 64 lines each; fixed
+	inode  weave.LineID                // the pipe inode's timestamps; fixed
 
 	// sent[i] counts writer i's messages; wslept[i]: writer i slept for
 	// room and has not written since (wake_next_writer). Owned by the
@@ -184,7 +184,7 @@ func (s *Sim) NewPipe(spec PipeSpec) (*Pipe, error) {
 	for i := range p.bufs {
 		p.bufs[i] = s.space.NewLine(pfx+".bufs+"+strconv.Itoa(i*pipeLineBytes), home)
 	}
-	p.frames = make([]contention.LineID, pipeFrames*p.pages*pipeLinesPerPage)
+	p.frames = make([]weave.LineID, pipeFrames*p.pages*pipeLinesPerPage)
 	for i := range p.frames {
 		p.frames[i] = s.space.NewLine(pfx+".page"+strconv.Itoa(i/pipeLinesPerPage)+"+"+strconv.Itoa(i%pipeLinesPerPage*pipeLineBytes), home)
 	}
@@ -319,7 +319,7 @@ func (rq *RQ) checkPipeStep(t *Task, a *Action, st PipeStep, op ActionOp, sem *S
 
 // pipeAccess logs one access of this CPU to a pipe line, charged to sym,
 // and charges its uncontended cost.
-func (rq *RQ) pipeAccess(line contention.LineID, op hwmodel.Op, sym Symbol) {
+func (rq *RQ) pipeAccess(line weave.LineID, op hwmodel.Op, sym Symbol) {
 	rq.log.Record(rq.logNow(), line, op, rq.site(sym))
 	rq.accessCost(sym, op)
 }
@@ -340,7 +340,7 @@ const (
 	wrWait
 )
 
-func (p *Pipe) waitHead(q int) contention.LineID {
+func (p *Pipe) waitHead(q int) weave.LineID {
 	if q == wrWait {
 		return p.info[pipeLine1]
 	}
@@ -429,7 +429,7 @@ func (rq *RQ) pipeBufFields(p *Pipe, slot int, op hwmodel.Op, sym Symbol) {
 }
 
 // bufLen is the line of slot's offset and len.
-func (p *Pipe) bufLen(slot int) contention.LineID {
+func (p *Pipe) bufLen(slot int) weave.LineID {
 	return p.bufs[(slot*pipeBufBytes+pipeBufLenOff)/pipeLineBytes]
 }
 

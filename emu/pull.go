@@ -1,8 +1,8 @@
 package emu
 
 import (
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // The barrier half of a pull (the waker's half of a wakeup is in ttwu.go,
@@ -157,14 +157,14 @@ func (s *Sim) doPull(op *remoteOp) {
 // (logNow): the two CPUs' clocks differ, and the replay spaces a CPU's
 // requests by their own costs. actor may be this RQ. It returns this
 // RQ's own log, for logBack.
-func (rq *RQ) logOn(newidle bool) *contention.Log {
+func (rq *RQ) logOn(newidle bool) *weave.Log {
 	rq.inNewidle = newidle
 	return rq.toScratch()
 }
 
 // logBack ends logOn: the accesses move to actor's log.
-func (rq *RQ) logBack(own *contention.Log, actor *RQ) {
-	rq.fromScratch(own, actor, func(contention.Entry) (int64, bool) { return actor.logNow(), true })
+func (rq *RQ) logBack(own *weave.Log, actor *RQ) {
+	rq.fromScratch(own, actor, func(weave.Entry) (int64, bool) { return actor.logNow(), true })
 	rq.inNewidle = false
 }
 

@@ -3,6 +3,7 @@ package emu
 import (
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // cpuMode is what a CPU is doing between events.
@@ -66,8 +67,8 @@ type RQ struct {
 	// currLine and avgLine are the lines of rq->curr (read by
 	// idle_cpu()) and rq->cfs.avg (read by cpu_load() and load
 	// balancing) in the contention space. fixed.
-	currLine contention.LineID
-	avgLine  contention.LineID
+	currLine weave.LineID
+	avgLine  weave.LineID
 
 	rqKernel
 	rqMailbox
@@ -205,14 +206,14 @@ type rqAccount struct {
 	// log is this CPU's log of shared-line accesses. Appended by the
 	// CPU, and by the engine for work it does at the barrier as this
 	// CPU; barrier: woven and reset. fixed (the pointer).
-	log *contention.Log
+	log *weave.Log
 	// pay is who pays for the work the CPU's code does now (payer.go).
 	// Owned by the CPU; set only by onBehalf and atBarrier, for one call.
 	pay payer
 	// scratch takes this CPU's accesses while its code does work whose
 	// accesses are logged afterwards, some elsewhere or not at all
 	// (toScratch). Owned by the CPU; made on first use.
-	scratch *contention.Log
+	scratch *weave.Log
 
 	// debt is weave stall and barrier-done work not yet charged to this
 	// CPU's clock, with its breakdown by symbol. barrier: added to
@@ -224,7 +225,7 @@ type rqAccount struct {
 	// the barrier: the CPU's clock ran ahead of it), so the CPU has not
 	// physically reached its own clock: it handles no event until the
 	// weave catches up. weaveStalled: one of its accesses waits at its
-	// line (contention.Space.Stalled), which keeps the CPU where it is
+	// line (weave.Space.Stalled), which keeps the CPU where it is
 	// for as long as the line takes; without it a CPU behind is only
 	// ahead, and is physically where its clock says once it gets there.
 	// Written only at the barrier.

@@ -10,6 +10,7 @@ import (
 	"github.com/rqemu/rqemu/emu/eevdf"
 	"github.com/rqemu/rqemu/emu/pelt"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // Config configures a Sim.
@@ -58,7 +59,7 @@ type Sim struct {
 	m     *hwmodel.Machine
 	feat  Features
 	tun   Tunables
-	space *contention.Space // its lines are the CPUs' shared state (atomic: contention/)
+	space *weave.Space // its lines are the CPUs' shared state (atomic: contention/)
 	cfg   Config
 
 	// cpus, root, groups, tasks, parents: written only by New, NewGroup,
@@ -90,11 +91,11 @@ type simLayout struct {
 	// forkView is what a parent forking at setup sees of each CPU: the
 	// tasks created there so far (fork.go). Written only by NewTask.
 	forkView       []forkCPU
-	allCPUs        []int             // 0..n-1 (publish)
-	smtActive      bool              // some core has two threads (sched_smt_present)
-	ipiDelay       int64             // an IPI's delivery
-	pollDelay      int64             // a polling idle CPU noticing a write (idle exit)
-	balanceRunning contention.LineID // sched_balance_running (the line)
+	allCPUs        []int        // 0..n-1 (publish)
+	smtActive      bool         // some core has two threads (sched_smt_present)
+	ipiDelay       int64        // an IPI's delivery
+	pollDelay      int64        // a polling idle CPU noticing a write (idle exit)
+	balanceRunning weave.LineID // sched_balance_running (the line)
 	// uclampUsed is sched_uclamp_used: set by New and NewTask (setup).
 	uclampUsed bool
 }
@@ -104,16 +105,16 @@ type simLayout struct {
 // symbols at setup (before Run).
 type simSymbols struct {
 	syms    *symbolTable
-	sites   []contention.Site // per kernel symbol
-	siteSym []Symbol          // by contention.Site: the kernel symbol a site's stall is charged to (0 for other sites)
+	sites   []weave.Site // per kernel symbol
+	siteSym []Symbol     // by weave.Site: the kernel symbol a site's stall is charged to (0 for other sites)
 	// newidleSites are the sites of the accesses a newidle balance makes,
 	// per kernel symbol (RQ.site while RQ.inNewidle): charged to the same
 	// symbols in the profile, but kept apart so that the stall they pay,
 	// whenever the weave reports it, reaches the balance's measured cost
 	// (update_newidle_cost()). They are the Sites newidleLo up to
 	// newidleLo+numKernelSymbols.
-	newidleSites []contention.Site
-	newidleLo    contention.Site
+	newidleSites []weave.Site
+	newidleLo    weave.Site
 }
 
 // rootDomain is the machine-wide scheduler state the kernel keeps in the
@@ -143,17 +144,17 @@ type published struct {
 // epoch's bounds before stepping it): written only at the barrier, or by
 // the driver between epochs.
 type barrierScratch struct {
-	epochEnd   int64             // the end of the epoch being closed by the barrier
-	epochStart int64             // and its start
-	nextAt     []int64           // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
-	live       []uint64          // bit i: nextAt[i] >= 0 (setNextAt)
-	need       []bool            // CPUs the next barrier visits (visit.go)
-	needList   []int             // the same, in marking order
-	visited    []bool            // the CPUs this barrier visits (visit.go)
-	visit      []int             // the same, in CPU order
-	stepped    []int             // the CPUs stepped in the epoch (driver.go)
-	logsBuf    []*contention.Log // the visited CPUs' logs, for the weave
-	inBarrier  bool              // the barrier is running: changes to a CPU mark it (touch)
+	epochEnd   int64        // the end of the epoch being closed by the barrier
+	epochStart int64        // and its start
+	nextAt     []int64      // each CPU's nextStep() before the epoch (driver.go), kept for the CPUs not visited (visit.go)
+	live       []uint64     // bit i: nextAt[i] >= 0 (setNextAt)
+	need       []bool       // CPUs the next barrier visits (visit.go)
+	needList   []int        // the same, in marking order
+	visited    []bool       // the CPUs this barrier visits (visit.go)
+	visit      []int        // the same, in CPU order
+	stepped    []int        // the CPUs stepped in the epoch (driver.go)
+	logsBuf    []*weave.Log // the visited CPUs' logs, for the weave
+	inBarrier  bool         // the barrier is running: changes to a CPU mark it (touch)
 	opsBuf     []remoteOp
 	idleClaims []idleClaim // per CPU: this barrier's first wakeup onto it while idle (redirectClaimedIdle)
 	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
@@ -217,7 +218,7 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{
 		m: m, feat: cfg.Features, cfg: cfg,
 		tun:   NewTunables(m.NumCPUs(), m.HZ, cfg.Sched),
-		space: contention.NewSpace(m),
+		space: weave.NewSpace(m),
 	}
 	s.syms = newSymbolTable()
 	s.epoch = cfg.Epoch
@@ -233,8 +234,8 @@ func New(cfg Config) (*Sim, error) {
 		site := s.space.Site(kernelSymbolNames[sym] + " (newidle)")
 		if sym == 0 {
 			s.newidleLo = site
-		} else if site != s.newidleLo+contention.Site(sym) {
-			panic(fmt.Sprintf("emu: newidle site of %s is %d, not %d", kernelSymbolNames[sym], site, s.newidleLo+contention.Site(sym)))
+		} else if site != s.newidleLo+weave.Site(sym) {
+			panic(fmt.Sprintf("emu: newidle site of %s is %d, not %d", kernelSymbolNames[sym], site, s.newidleLo+weave.Site(sym)))
 		}
 		s.newidleSites = append(s.newidleSites, site)
 		s.setSiteSym(site, sym)
@@ -325,7 +326,7 @@ func (s *Sim) RQ(cpu int) *RQ { return s.cpus[cpu] }
 func (s *Sim) Root() *TaskGroup { return s.root }
 
 // Space is the shared-memory space (for line statistics).
-func (s *Sim) Space() *contention.Space { return s.space }
+func (s *Sim) Space() *weave.Space { return s.space }
 
 // Tasks lists the tasks in creation order.
 func (s *Sim) Tasks() []*Task { return s.tasks }
@@ -492,8 +493,8 @@ func (s *Sim) NewTask(spec TaskSpec) (*Task, error) {
 }
 
 // isNewidleSite reports whether site is one of the newidle sites.
-func (s *Sim) isNewidleSite(site contention.Site) bool {
-	return site >= s.newidleLo && site < s.newidleLo+contention.Site(numKernelSymbols)
+func (s *Sim) isNewidleSite(site weave.Site) bool {
+	return site >= s.newidleLo && site < s.newidleLo+weave.Site(numKernelSymbols)
 }
 
 // forkTask is the scheduler's part of kernel/fork.c: kernel_clone() for
@@ -560,7 +561,7 @@ func (s *Sim) phaseBalanceTimers() {
 }
 
 // setSiteSym charges site's stall to sym.
-func (s *Sim) setSiteSym(site contention.Site, sym Symbol) {
+func (s *Sim) setSiteSym(site weave.Site, sym Symbol) {
 	for int(site) >= len(s.siteSym) {
 		s.siteSym = append(s.siteSym, 0)
 	}
@@ -569,7 +570,7 @@ func (s *Sim) setSiteSym(site contention.Site, sym Symbol) {
 
 // symOfSite is the symbol site's stall is charged to (0 for a site no
 // kernel symbol owns).
-func (s *Sim) symOfSite(site contention.Site) Symbol {
+func (s *Sim) symOfSite(site weave.Site) Symbol {
 	if int(site) < len(s.siteSym) {
 		return s.siteSym[site]
 	}

@@ -15,7 +15,7 @@ import "fmt"
 // access served (deliverWake), at its physical completion.
 
 // markWakeupNotify asks the weave when the wakeup's last access, just
-// logged, completes (contention.Log.MarkNotify): the rq_unlock() of a
+// logged, completes (weave.Log.MarkNotify): the rq_unlock() of a
 // direct wakeup or the llist_add() of a wake-list one, which publish it
 // (core.c v5.15, v6.6). Only for a wakeup logged in the CPU's own epoch;
 // work done on its behalf keeps its logged time. Simplified: the CPU's

@@ -1,8 +1,8 @@
 package emu
 
 import (
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // The direct remote wakeup's critical section, as the waker runs it
@@ -132,7 +132,7 @@ func (rq *RQ) withoutWakerLines(fn func()) {
 	fn()
 	lock, curr, avg := rq.lock.Line(), rq.currLine, rq.avgLine
 	uc := rq.uclamp.Lines()
-	rq.fromScratch(own, rq, func(e contention.Entry) (int64, bool) {
+	rq.fromScratch(own, rq, func(e weave.Entry) (int64, bool) {
 		if e.Line == lock || e.Line == curr || e.Line == avg || e.Line == uc[0] || e.Line == uc[1] {
 			return 0, false
 		}

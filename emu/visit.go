@@ -12,7 +12,7 @@ import "slices"
 //   - it stepped in the epoch: its outbox, its log of shared accesses, its
 //     tg->load_avg delta and its snapshot are new (RunUntil marks it when
 //     it hands the epoch out);
-//   - the weave still holds accesses of it (contention.Space.Behind): it
+//   - the weave still holds accesses of it (weave.Space.Behind): it
 //     is served, and charged, barrier by barrier;
 //   - a barrier changed it on another CPU's behalf (a wakeup enqueued or
 //     queued on its wake list, a pull, an idle balance run for it): the

@@ -1,63 +1,8 @@
 package hwmodel
 
 import (
-	"math"
 	"testing"
 )
-
-// TestPingPongEqualsClassLatency: two CPUs alternating RMWs pay one
-// transfer each at exactly the preset's latency for their class.
-func TestPingPongEqualsClassLatency(t *testing.T) {
-	for _, name := range builtinPresets() {
-		m := mustLoad(t, name)
-		for c := ClassSMT; c < NumClasses; c++ {
-			a, b, ok := m.PairOf(c)
-			if !ok {
-				continue
-			}
-			if got, want := m.PredictPingPong(a, b), m.Lat.Transfer[c]; math.Abs(got-want) > 1e-9 {
-				t.Errorf("%s %v (%d-%d): ping-pong %.3f ns, want %.3f", name, c, a, b, got, want)
-			}
-		}
-	}
-}
-
-// TestHammerSaturates: aggregate throughput of N writers on one line does
-// not grow with N, and stays far above one RMW per transfer (the burst
-// effect) where the preset says the core keeps the line.
-func TestHammerSaturates(t *testing.T) {
-	for _, name := range []string{"spr-2s", "epyc-9654-2s", "hikey-8"} {
-		m := mustLoad(t, name)
-		llc := m.LLCs[0]
-		// writers on distinct cores of one LLC
-		var cpus []int
-		for _, c := range llc {
-			if m.CPUs[c].Thread == 0 {
-				cpus = append(cpus, c)
-			}
-		}
-		two := m.PredictHammer(cpus[:2], true)
-		for n := 3; n <= len(cpus) && n <= 16; n++ {
-			got := m.PredictHammer(cpus[:n], true)
-			if got < 0.9*two {
-				t.Errorf("%s: %d writers %.2f ns/op aggregate vs %.2f for 2: throughput grew with N", name, n, got, two)
-			}
-		}
-		lat := m.Lat.Transfer[m.Class(cpus[0], cpus[1])]
-		wantPerOp := (lat + float64(m.Lat.Burst)*m.Lat.RMWLocal) / float64(m.Lat.Burst)
-		if math.Abs(two-wantPerOp) > 0.1*wantPerOp {
-			t.Errorf("%s: 2 writers %.2f ns/op, want ~%.2f (transfer + burst x RMW per burst)", name, two, wantPerOp)
-		}
-		one := m.PredictHammer(cpus[:1], true)
-		if math.Abs(one-m.Lat.RMWLocal) > 0.1*m.Lat.RMWLocal {
-			t.Errorf("%s: 1 writer %.2f ns/op, want RMWLocal %.2f", name, one, m.Lat.RMWLocal)
-		}
-		padded := m.PredictHammer(cpus[:2], false)
-		if padded > 0.6*m.Lat.RMWLocal {
-			t.Errorf("%s: 2 writers on padded lines %.2f ns/op aggregate, want ~RMWLocal/2 = %.2f", name, padded, m.Lat.RMWLocal/2)
-		}
-	}
-}
 
 // TestSharedReadsAreFree: readers of an unmodified shared line pay only
 // for their first fill.

@@ -90,7 +90,7 @@ func FuzzCalib(f *testing.F) {
 			return
 		}
 		for _, m := range []*Machine{host, xeon} {
-			if _, err := c.Apply(m); err != nil {
+			if _, err := c.Apply(m, closedHammer); err != nil {
 				var se *SpecError
 				if !errors.As(err, &se) {
 					t.Fatalf("apply error %v is not a *SpecError", err)

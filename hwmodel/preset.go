@@ -50,6 +50,9 @@ func unknownTopo(name string) error { return &UnknownError{Name: name} }
 type LoadOptions struct {
 	// Calib, if set, is a calibration file applied to the host preset.
 	Calib string
+	// Hammer fits the calibration's burst (weave.PredictHammer); needed
+	// with Calib.
+	Hammer HammerFunc
 }
 
 // Load returns the machine named by a preset name, "host", or the path of
@@ -89,7 +92,10 @@ func Load(nameOrFile string, opt LoadOptions) (*Machine, error) {
 		if err != nil {
 			return nil, &SpecError{Field: "-calib", Msg: err.Error()}
 		}
-		if m, err = c.Apply(m); err != nil {
+		if opt.Hammer == nil {
+			panic("hwmodel: Load: LoadOptions.Calib without Hammer (weave.PredictHammer)")
+		}
+		if m, err = c.Apply(m, opt.Hammer); err != nil {
 			return nil, err
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/rqemu/rqemu/bench"
-	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // Run is one emulated run: a machine, a kernel and a workload command
@@ -97,7 +97,7 @@ type Outcome struct {
 	VolSwitches, InvolSwitches int64
 	// TgLine is the weave's statistics of the task group's tg->load_avg
 	// line most stalled on (Sim.Lines), nil when the run has none.
-	TgLine     *contention.LineStats
+	TgLine     *weave.LineStats
 	Histograms []bench.Histogram
 	// Sched are the tunables in force, by name (those the run's kernel
 	// has: Tunables.Values).
@@ -137,7 +137,7 @@ func (o *Outcome) Value(name string) (float64, bool) {
 
 // Execute runs r with the given seed.
 func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
-	m, err := hwmodel.Load(r.Topo, hwmodel.LoadOptions{Calib: eng.Calib})
+	m, err := hwmodel.Load(r.Topo, hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	if len(prof) > 40 {
 		prof = prof[:40]
 	}
-	var tg *contention.LineStats
+	var tg *weave.LineStats
 	for _, l := range s.Lines() {
 		if strings.HasPrefix(l.Name, "tg(") && strings.HasSuffix(l.Name, ")->load_avg") {
 			tg = &l

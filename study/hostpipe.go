@@ -16,6 +16,7 @@ import (
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 var (
@@ -136,7 +137,7 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		calibNote = fmt.Sprintf("calibrated just now (emu calibrate -quick: pipe round trip %.2f us on 2 CPUs, %.2f us on 1, the engine's %.2f at pipe_cross_scale %.3f; other processes used %.0f%% of the CPUs)",
 			rep.Calib.PipeRTTUS, rep.Calib.PipeRTT1US, engRTT, rep.Calib.PipeCrossScale, 100*max(rep.OtherLoad, 0))
 	}
-	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib})
+	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return nil, err
 	}

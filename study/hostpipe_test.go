@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // fakePerf writes a perf that prints the i-th of vals as usecs/op on its
@@ -139,7 +140,7 @@ func TestPipeFitMatchesEngine(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rtt := func(cal *hwmodel.Calib) (float64, error) {
-		cm, err := cal.Apply(m)
+		cm, err := cal.Apply(m, weave.PredictHammer)
 		if err != nil {
 			return 0, err
 		}

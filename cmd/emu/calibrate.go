@@ -9,6 +9,7 @@ import (
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
 	"github.com/rqemu/rqemu/study"
+	"github.com/rqemu/rqemu/weave"
 )
 
 const calibrateUsage = `usage: emu calibrate [-o FILE] [-calib FILE] [-quick] [-repeats N] [-max-spread F] [-json]
@@ -56,7 +57,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutputs([][2]string{{"-o", *out}}); err != nil {
 		return err
 	}
-	m, err := hwmodel.Load(hwmodel.HostPreset, hwmodel.LoadOptions{Calib: *calib})
+	m, err := hwmodel.Load(hwmodel.HostPreset, hwmodel.LoadOptions{Calib: *calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/rqemu/rqemu/bench"
 	"github.com/rqemu/rqemu/emu"
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 const runUsage = `usage: emu run [-topo NAME|FILE] [-features PROFILE[,+X,-X]] [-sched NAME=VALUE]...
@@ -180,7 +181,7 @@ func parseWithWorkload(name, usage string, args []string, stderr io.Writer, e *e
 	if e.workers < 0 {
 		return nil, usagef("-workers: must not be negative, got %d", e.workers)
 	}
-	m, err := hwmodel.Load(e.topo, hwmodel.LoadOptions{Calib: e.calib})
+	m, err := hwmodel.Load(e.topo, hwmodel.LoadOptions{Calib: e.calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return nil, err
 	}

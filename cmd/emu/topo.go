@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 const topoUsage = `usage: emu topo [-json] [-spec] [-calib FILE] NAME|FILE
@@ -36,7 +37,7 @@ func runTopo(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return usagef("topo: need exactly one NAME or FILE, got %d arguments", fs.NArg())
 	}
-	m, err := hwmodel.Load(fs.Arg(0), hwmodel.LoadOptions{Calib: *calib})
+	m, err := hwmodel.Load(fs.Arg(0), hwmodel.LoadOptions{Calib: *calib, Hammer: weave.PredictHammer})
 	if err != nil {
 		return err
 	}

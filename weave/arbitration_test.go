@@ -1,6 +1,10 @@
-package hwmodel
+package weave
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
 
 // TestReplayHomeArbitration: writers on both sockets of spr-2s hammer one
 // line homed at node 0. A miss is re-presented to the home every round
@@ -16,7 +20,7 @@ import "testing"
 func TestReplayHomeArbitration(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	line := m.NewLine(0)
-	m.Access(line, 0, RMW)
+	m.Access(line, 0, hwmodel.RMW)
 	// 16 cores of each socket (no SMT siblings), each issuing an RMW 200
 	// ns after its previous one completed, 400 times.
 	var local, remote []int
@@ -30,11 +34,11 @@ func TestReplayHomeArbitration(t *testing.T) {
 	streams := make([][]Req, m.NumCPUs())
 	for _, c := range append(append([]int(nil), local...), remote...) {
 		for k := 0; k < rounds; k++ {
-			streams[c] = append(streams[c], Req{T: int64(k * gap), Op: RMW})
+			streams[c] = append(streams[c], Req{T: int64(k * gap), Op: hwmodel.RMW})
 		}
 	}
-	rp := m.NewReplayer()
-	res := rp.Advance([]*Line{line}, streams, until)
+	rp := NewReplayer(m)
+	res := rp.Advance([]*hwmodel.Line{line}, streams, until)
 	// The share of its time a writer spends stalled, and its RMWs done.
 	share := func(cpus []int) (stalled float64, done int) {
 		for _, c := range cpus {
@@ -54,7 +58,7 @@ func TestReplayHomeArbitration(t *testing.T) {
 	for _, n := range st.Transfers {
 		all += n
 	}
-	cross := st.Transfers[ClassRemote]
+	cross := st.Transfers[hwmodel.ClassRemote]
 	t.Logf("stalled: home socket %.1f%% of its time (%d RMWs), other socket %.1f%% (%d RMWs); %d of %d transfers cross the link",
 		100*ls, ld, 100*rs, rd, cross, all)
 	if rd*3 > ld*2 {
@@ -62,7 +66,7 @@ func TestReplayHomeArbitration(t *testing.T) {
 	}
 	// The line still serves one RMW at a time: what was served took at
 	// least one transfer plus the RMW each.
-	if min := float64(ld+rd) * (m.Lat.Transfer[ClassLLC] + m.Lat.RMWLocal); float64(until) < min {
+	if min := float64(ld+rd) * (m.Lat.Transfer[hwmodel.ClassLLC] + m.Lat.RMWLocal); float64(until) < min {
 		t.Errorf("served %d RMWs in %d ns, less than %.0f (one transfer + RMW each)", ld+rd, until, min)
 	}
 }

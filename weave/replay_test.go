@@ -1,7 +1,7 @@
-package hwmodel
+package weave
 
 import (
-	"fmt"
+	"github.com/rqemu/rqemu/hwmodel"
 	"math"
 	"reflect"
 	"strings"
@@ -17,13 +17,13 @@ func TestReplayAlternating(t *testing.T) {
 	for _, pair := range [][2]int{{0, 1}, {0, 112}, {0, 56}} {
 		a, b := pair[0], pair[1]
 		line := m.NewLine(0)
-		m.Access(line, a, RMW) // a holds it
+		m.Access(line, a, hwmodel.RMW) // a holds it
 		streams := make([][]Req, m.NumCPUs())
 		for i := int64(0); i < 10; i++ {
-			streams[b] = append(streams[b], Req{T: 1000 * (2*i + 1), Op: RMW})
-			streams[a] = append(streams[a], Req{T: 1000 * (2*i + 2), Op: RMW})
+			streams[b] = append(streams[b], Req{T: 1000 * (2*i + 1), Op: hwmodel.RMW})
+			streams[a] = append(streams[a], Req{T: 1000 * (2*i + 2), Op: hwmodel.RMW})
 		}
-		res := m.Replay([]*Line{line}, streams)
+		res := Replay(m, []*hwmodel.Line{line}, streams)
 		want := m.Lat.Transfer[m.Class(a, b)]
 		for i := 0; i < 10; i++ {
 			if !near(res.Stall[a][i], want) || !near(res.Stall[b][i], want) {
@@ -51,12 +51,12 @@ func TestReplaySerializes(t *testing.T) {
 	for c := 112 + 12; c < 168; c++ {
 		cpus = append(cpus, c)
 	}
-	m.Access(line, 112, RMW) // CPU 112 (core 0's sibling) holds it, not taking part
+	m.Access(line, 112, hwmodel.RMW) // CPU 112 (core 0's sibling) holds it, not taking part
 	streams := make([][]Req, m.NumCPUs())
 	for _, c := range cpus {
-		streams[c] = []Req{{T: 5000, Op: RMW}}
+		streams[c] = []Req{{T: 5000, Op: hwmodel.RMW}}
 	}
-	res := m.Replay([]*Line{line}, streams)
+	res := Replay(m, []*hwmodel.Line{line}, streams)
 	// The k-th served (the home draws the order) waits for the k earlier
 	// RMWs (a transfer plus the RMW each), then pays its own transfer.
 	wait := 0.0
@@ -74,7 +74,7 @@ func TestReplaySerializes(t *testing.T) {
 	for _, c := range cpus {
 		last = max(last, res.Stall[c][0])
 	}
-	if last < 99*m.Lat.Transfer[ClassLLC] {
+	if last < 99*m.Lat.Transfer[hwmodel.ClassLLC] {
 		t.Errorf("last waits %.1f ns, less than 99 transfers", last)
 	}
 }
@@ -87,13 +87,13 @@ func TestReplayLockFIFO(t *testing.T) {
 	streams := make([][]Req, m.NumCPUs())
 	// CPU 0 holds the lock from t=0 to t=1000; CPUs 2 and 1 ask at 100
 	// and 200 and hold it for 100 ns each.
-	streams[0] = []Req{{T: 0, Op: Lock}, {T: 1000, Op: Unlock}}
-	streams[2] = []Req{{T: 100, Op: Lock}, {T: 200, Op: Unlock}}
-	streams[1] = []Req{{T: 200, Op: Lock}, {T: 300, Op: Unlock}}
-	res := m.Replay([]*Line{line}, streams)
+	streams[0] = []Req{{T: 0, Op: hwmodel.Lock}, {T: 1000, Op: hwmodel.Unlock}}
+	streams[2] = []Req{{T: 100, Op: hwmodel.Lock}, {T: 200, Op: hwmodel.Unlock}}
+	streams[1] = []Req{{T: 200, Op: hwmodel.Lock}, {T: 300, Op: hwmodel.Unlock}}
+	res := Replay(m, []*hwmodel.Line{line}, streams)
 	// CPU 0's lock: a fill from DRAM.
 	fill := m.Lat.MemLocal
-	x := m.Lat.Transfer[ClassLLC]
+	x := m.Lat.Transfer[hwmodel.ClassLLC]
 	// CPU 0 releases at 1000 + fill (its own stall shifted the unlock).
 	rel0 := 1000 + fill
 	if !near(res.Stall[0][0], fill) {
@@ -120,8 +120,8 @@ func TestReplayLockFIFO(t *testing.T) {
 // TestReplayDeterministic: the same input gives the same output.
 func TestReplayDeterministic(t *testing.T) {
 	m := mustLoad(t, "epyc-9654-2s")
-	mk := func() ([]*Line, [][]Req) {
-		lines := []*Line{m.NewLine(0), m.NewLine(1), m.NewLine(0)}
+	mk := func() ([]*hwmodel.Line, [][]Req) {
+		lines := []*hwmodel.Line{m.NewLine(0), m.NewLine(1), m.NewLine(0)}
 		streams := make([][]Req, m.NumCPUs())
 		seed := uint64(42)
 		for c := 0; c < m.NumCPUs(); c += 7 {
@@ -129,14 +129,14 @@ func TestReplayDeterministic(t *testing.T) {
 			for k := 0; k < 20; k++ {
 				seed = seed*6364136223846793005 + 1442695040888963407
 				tm += int64(seed>>60) * 3
-				streams[c] = append(streams[c], Req{T: tm, Line: int32(seed >> 40 % 3), Op: Op(seed >> 50 % 3)})
+				streams[c] = append(streams[c], Req{T: tm, Line: int32(seed >> 40 % 3), Op: hwmodel.Op(seed >> 50 % 3)})
 			}
 		}
 		return lines, streams
 	}
 	l1, s1 := mk()
 	l2, s2 := mk()
-	r1, r2 := m.Replay(l1, s1), m.Replay(l2, s2)
+	r1, r2 := Replay(m, l1, s1), Replay(m, l2, s2)
 	if !reflect.DeepEqual(r1, r2) {
 		t.Fatal("two replays of the same streams differ")
 	}
@@ -151,8 +151,8 @@ func TestReplayPanics(t *testing.T) {
 	}{
 		{"unsorted", [][]Req{{{T: 10}, {T: 5}}}, "not sorted"},
 		{"bad line", [][]Req{{{T: 0, Line: 3}}}, "names line 3"},
-		{"unbalanced unlock", [][]Req{{{T: 0, Op: Unlock}}}, "releases lock"},
-		{"lock never released", [][]Req{{{T: 0, Op: Lock}}, {{T: 1, Op: Lock}}}, "never served"},
+		{"unbalanced unlock", [][]Req{{{T: 0, Op: hwmodel.Unlock}}}, "releases lock"},
+		{"lock never released", [][]Req{{{T: 0, Op: hwmodel.Lock}}, {{T: 1, Op: hwmodel.Lock}}}, "never served"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -161,252 +161,8 @@ func TestReplayPanics(t *testing.T) {
 					t.Errorf("panic %v, want one mentioning %q", r, tc.want)
 				}
 			}()
-			m.Replay([]*Line{m.NewLine(0)}, tc.streams)
+			Replay(m, []*hwmodel.Line{m.NewLine(0)}, tc.streams)
 		})
-	}
-}
-
-// cutReplay replays streams on a fresh Replayer cut into calls at the
-// given barriers, as the engine does: each call gets the requests logged
-// in its epoch, shifted by the stall the earlier calls reported for their
-// CPU (the engine adds it to the CPU's clock), and the last call serves
-// everything. It returns the total stall and each line's busy time.
-// pendingScan counts what Pending counts from the CPUs' state: requests
-// not yet issued, a CPU's own request waiting at its line, and its
-// independent reads still waiting there.
-func pendingScan(rp *Replayer) int {
-	n := 0
-	for c := range rp.cpus {
-		cpu := &rp.cpus[c]
-		n += len(cpu.reqs) - cpu.next
-		if cpu.waiting && cpu.blockedOn < 0 {
-			n++
-		}
-		for _, o := range cpu.out.live() {
-			if o.finish == 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// cutter feeds one Replayer random streams cut at barriers the way the
-// engine cuts them: each call gets the requests logged before its until,
-// shifted by the stall the calls so far reported for their CPU.
-type cutter struct {
-	streams [][]Req
-	next    []int
-	told    []int64 // ps reported per CPU
-	cut     [][]Req
-}
-
-func newCutter(streams [][]Req) *cutter {
-	n := len(streams)
-	return &cutter{streams: streams, next: make([]int, n), told: make([]int64, n), cut: make([][]Req, n)}
-}
-
-// epoch returns the streams of the call that ends at until.
-func (k *cutter) epoch(until int64) [][]Req {
-	for c, s := range k.streams {
-		k.cut[c] = k.cut[c][:0]
-		for k.next[c] < len(s) && s[k.next[c]].T < until {
-			q := s[k.next[c]]
-			q.T += k.told[c] / 1000
-			k.cut[c] = append(k.cut[c], q)
-			k.next[c]++
-		}
-	}
-	return k.cut
-}
-
-// report takes in the stalls a call reported.
-func (k *cutter) report(res *ReplayResult) {
-	for c, sv := range res.Served {
-		for _, x := range sv {
-			k.told[c] += x.StallPS
-		}
-	}
-}
-
-// untilOf is the bound of call k of a replay cut at barriers.
-func untilOf(barriers []int64, k int) int64 {
-	if k < len(barriers) {
-		return barriers[k]
-	}
-	return math.MaxInt64
-}
-
-func cutReplay(m *Machine, lines []*Line, streams [][]Req, barriers []int64) (float64, []int64) {
-	rp := m.NewReplayer()
-	feed := newCutter(streams)
-	busy := make([]int64, len(lines))
-	total := 0.0
-	for k := 0; k <= len(barriers); k++ {
-		until := untilOf(barriers, k)
-		res := rp.Advance(lines, feed.epoch(until), until)
-		if n, want := rp.Pending(), pendingScan(rp); n != want {
-			panic(fmt.Sprintf("Pending() %d, the CPUs hold %d requests not yet served", n, want))
-		}
-		feed.report(res)
-		for c := range res.Served {
-			total += res.CPUStall[c]
-		}
-		for _, li := range res.Touched {
-			busy[li] += res.Lines[li].BusyPS
-		}
-	}
-	return total, busy
-}
-
-// randomStreams is the saturating random load of TestReplayCutEqualsWhole
-// for one seed: 10 CPUs of spr-2s on both sockets, 60 requests each, about
-// 20 ns apart, on 1-3 lines (the last one also a lock), and barriers to cut
-// it at; mk makes the lines afresh.
-func randomStreams(m *Machine, seed uint64) (mk func() []*Line, streams [][]Req, barriers []int64) {
-	cpus := []int{0, 1, 2, 3, 56, 57, 112, 113, 168, 200}
-	rng := seed * 0x9e3779b97f4a7c15
-	rnd := func(n uint64) uint64 {
-		rng ^= rng << 13
-		rng ^= rng >> 7
-		rng ^= rng << 17
-		return rng % n
-	}
-	nlines := 1 + int(rnd(3))
-	mk = func() []*Line {
-		ls := make([]*Line, nlines)
-		for i := range ls {
-			ls[i] = m.NewLine(i % 2)
-		}
-		return ls
-	}
-	streams = make([][]Req, m.NumCPUs())
-	for _, c := range cpus {
-		var tm int64
-		for k := 0; k < 60; k++ {
-			tm += int64(rnd(40)) // saturating: ~20 ns apart per CPU
-			li := int32(rnd(uint64(nlines)))
-			switch r := rnd(10); {
-			case r < 4:
-				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: RMW, Tag: 1})
-			case r < 6:
-				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Tag: 2})
-			case r < 8:
-				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Read, Indep: true, Tag: 3})
-			case r < 9:
-				streams[c] = append(streams[c], Req{T: tm, Line: li, Op: Write, Tag: 4})
-			default:
-				// a critical section on the lock line (the last line)
-				lk := int32(nlines - 1)
-				streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Lock, Tag: 5})
-				tm += int64(rnd(200))
-				streams[c] = append(streams[c], Req{T: tm, Line: lk, Op: Unlock, Tag: 5})
-			}
-		}
-	}
-	for b := int64(1 + rnd(300)); b < 3000; b += int64(1 + rnd(300)) {
-		barriers = append(barriers, b)
-	}
-	return mk, streams, barriers
-}
-
-// TestReplayCutEqualsWhole: the weave's queues are the machine's, not the
-// epoch's. Replaying random streams whole, and cut at random barriers the
-// way the engine cuts them (each epoch's requests shifted by the stall
-// reported so far), gives the same per-line busy time and the same total
-// stall within 1%. A replay that started every line free at each barrier
-// serves a saturated line's backlog and the next epoch's requests at once
-// and fails this by a wide margin.
-func TestReplayCutEqualsWhole(t *testing.T) {
-	m := mustLoad(t, "spr-2s")
-	for seed := uint64(1); seed <= 40; seed++ {
-		mk, streams, barriers := randomStreams(m, seed)
-		whole, busyWhole := cutReplay(m, mk(), streams, nil)
-		cut, busyCut := cutReplay(m, mk(), streams, barriers)
-		if whole <= 0 {
-			t.Fatalf("seed %d: no stall at all", seed)
-		}
-		if d := math.Abs(cut-whole) / whole; d > 0.01 {
-			t.Errorf("seed %d: total stall whole %.1f ns, cut at %d barriers %.1f ns (%.2f%% apart)", seed, whole, len(barriers), cut, 100*d)
-		}
-		for li := range busyWhole {
-			bw, bc := float64(busyWhole[li]), float64(busyCut[li])
-			if math.Abs(bc-bw) > 0.01*bw+1 {
-				t.Errorf("seed %d line %d: busy whole %.1f ns, cut %.1f ns", seed, li, bw/1000, bc/1000)
-			}
-		}
-	}
-}
-
-// TestReplayLockAcrossBarrier: a lock taken before a barrier and released
-// after it (its holder stalled) stays held: the next epoch's locker waits
-// for the release.
-func TestReplayLockAcrossBarrier(t *testing.T) {
-	m := mustLoad(t, "spr-2s")
-	lines := []*Line{m.NewLine(0)}
-	rp := m.NewReplayer()
-	s1 := make([][]Req, m.NumCPUs())
-	// CPU 0 takes the lock at 990 and, its critical section logged by
-	// the same event, releases it at 1500: past the barrier at 1000.
-	s1[0] = []Req{{T: 990, Op: Lock}, {T: 1500, Op: Unlock}}
-	res := rp.Advance(lines, s1, 1000)
-	if rp.Pending() == 0 {
-		t.Fatal("the unlock was served before its time")
-	}
-	lockAt := 990 + float64(res.Served[0][0].StallPS)/1000 // the fill
-	s2 := make([][]Req, m.NumCPUs())
-	s2[1] = []Req{{T: 1100, Op: Lock}, {T: 1110, Op: Unlock}}
-	res = rp.Advance(lines, s2, 3000)
-	var stall1 float64
-	for _, x := range res.Served[1] {
-		stall1 = float64(x.StallPS) / 1000
-		break
-	}
-	// CPU 0 releases at 1500 plus its lock's stall; CPU 1 then takes the
-	// line over from CPU 0.
-	release := 1500 + (lockAt - 990)
-	want := release - 1100 + m.TransferNS(1, 0, 0)
-	if !near(stall1, want) {
-		t.Errorf("CPU 1's lock stalls %.1f ns, want %.1f (the release at %.1f, then the transfer)", stall1, want, release)
-	}
-	if res.Lines[0].LockWaits != 1 {
-		t.Errorf("lock waits %d, want 1", res.Lines[0].LockWaits)
-	}
-}
-
-// TestReplayWaitAccrues: a CPU still waiting on a saturated line at a
-// barrier is charged its wait so far at that barrier (it does not run on),
-// and the rest when it is served; the two add up to its whole stall.
-func TestReplayWaitAccrues(t *testing.T) {
-	m := mustLoad(t, "spr-2s")
-	streams := make([][]Req, m.NumCPUs())
-	for c := 0; c < 56; c++ {
-		streams[c] = []Req{{T: 100, Op: RMW, Tag: int32(c)}}
-	}
-	whole := m.Replay([]*Line{m.NewLine(0)}, streams)
-	rp := m.NewReplayer()
-	lines := []*Line{m.NewLine(0)}
-	first := rp.Advance(lines, streams, 1000)
-	last := streams[55]
-	_ = last
-	// The last CPU served waits 55 RMWs of ~60 ns: past the barrier.
-	var partial int64
-	for _, x := range first.Served[55] {
-		if !x.Partial {
-			t.Fatalf("CPU 55 served before the barrier at 1000 ns: %+v", x)
-		}
-		partial += x.StallPS
-	}
-	if partial != (1000-100)*1000 {
-		t.Errorf("CPU 55 accrued %d ps at the barrier, want the wait so far, %d", partial, (1000-100)*1000)
-	}
-	rest := rp.Advance(lines, make([][]Req, m.NumCPUs()), math.MaxInt64)
-	var all int64 = partial
-	for _, x := range rest.Served[55] {
-		all += x.StallPS
-	}
-	if got, want := float64(all)/1000, whole.Stall[55][0]; !near(got, want) {
-		t.Errorf("CPU 55's stall cut at the barrier adds up to %.3f ns, whole %.3f", got, want)
 	}
 }
 
@@ -415,21 +171,21 @@ func TestReplayWaitAccrues(t *testing.T) {
 func TestReplayIndependentReads(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	run := func(indep bool) float64 {
-		var lines []*Line
+		var lines []*hwmodel.Line
 		streams := make([][]Req, m.NumCPUs())
 		for i := 0; i < 32; i++ {
 			l := m.NewLine(0)
-			m.Access(l, 1+i, Write) // each line Modified on another core
+			m.Access(l, 1+i, hwmodel.Write) // each line Modified on another core
 			lines = append(lines, l)
-			streams[0] = append(streams[0], Req{T: int64(i), Line: int32(i), Op: Read, Indep: indep})
+			streams[0] = append(streams[0], Req{T: int64(i), Line: int32(i), Op: hwmodel.Read, Indep: indep})
 		}
 		// A dependent access at the end consumes the scan.
 		extra := m.NewLine(0)
 		lines = append(lines, extra)
-		streams[0] = append(streams[0], Req{T: 40, Line: 32, Op: RMW})
-		return m.Replay(lines, streams).CPUStall[0]
+		streams[0] = append(streams[0], Req{T: 40, Line: 32, Op: hwmodel.RMW})
+		return Replay(m, lines, streams).CPUStall[0]
 	}
-	x := m.Lat.Transfer[ClassLLC]
+	x := m.Lat.Transfer[hwmodel.ClassLLC]
 	dep, ind := run(false), run(true)
 	if dep < 32*x {
 		t.Errorf("dependent scan of 32 lines stalls %.1f ns, want at least 32 transfers (%.1f)", dep, 32*x)
@@ -448,20 +204,20 @@ func TestReplayHitNotQueued(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	const a, b, c = 0, 1, 76 // b shares a's LLC; c is on the other socket
 	line := m.NewLine(0)
-	m.Access(line, a, Write) // a holds it Modified
+	m.Access(line, a, hwmodel.Write) // a holds it Modified
 	streams := make([][]Req, m.NumCPUs())
 	// c reads it at 1 us: a forwards it (the line is busy for the
 	// transfer) and keeps a Shared copy; b's RMW queues behind; a reads
 	// its own copy 10 ns into the transfer.
-	streams[c] = []Req{{T: 1000, Op: Read}}
-	streams[b] = []Req{{T: 1005, Op: RMW}}
-	streams[a] = []Req{{T: 1010, Op: Read}, {T: 1011, Op: Read}}
-	res := m.Replay([]*Line{line}, streams)
+	streams[c] = []Req{{T: 1000, Op: hwmodel.Read}}
+	streams[b] = []Req{{T: 1005, Op: hwmodel.RMW}}
+	streams[a] = []Req{{T: 1010, Op: hwmodel.Read}, {T: 1011, Op: hwmodel.Read}}
+	res := Replay(m, []*hwmodel.Line{line}, streams)
 	// Stall lists only the requests that stalled.
 	if got := res.Stall[a]; len(got) != 0 {
 		t.Errorf("a's loads of its own copy stalled %v ns, want none (hits)", got)
 	}
-	if want := m.Lat.Transfer[ClassRemote]; len(res.Stall[c]) != 1 || !near(res.Stall[c][0], want) {
+	if want := m.Lat.Transfer[hwmodel.ClassRemote]; len(res.Stall[c]) != 1 || !near(res.Stall[c][0], want) {
 		t.Errorf("c's read stalled %v ns, want the transfer %v", res.Stall[c][0], want)
 	}
 	if len(res.Stall[b]) != 1 || res.Stall[b][0] <= 0 {
@@ -481,12 +237,12 @@ func TestReplayFreeLineServedAtArrival(t *testing.T) {
 	const a, b = 3, 5 // one LLC
 	for i := int64(0); i < 16; i++ {
 		line := m.NewLine(0)
-		m.Access(line, 40, Write) // a third CPU holds it
+		m.Access(line, 40, hwmodel.Write) // a third CPU holds it
 		streams := make([][]Req, m.NumCPUs())
 		at := 1000 + 37*i
-		streams[a] = []Req{{T: at, Op: RMW}}
-		streams[b] = []Req{{T: at, Op: RMW}}
-		res := m.Replay([]*Line{line}, streams)
+		streams[a] = []Req{{T: at, Op: hwmodel.RMW}}
+		streams[b] = []Req{{T: at, Op: hwmodel.RMW}}
+		res := Replay(m, []*hwmodel.Line{line}, streams)
 		xfer := m.Lat.Transfer[m.Class(a, 40)]
 		if len(res.Stall[a]) != 1 || !near(res.Stall[a][0], xfer) {
 			t.Fatalf("t=%d: CPU %d stalled %v, want only the transfer %v (served at arrival)", at, a, res.Stall[a], xfer)
@@ -506,13 +262,13 @@ func TestReplayFreeLineServedAtArrival(t *testing.T) {
 func TestReplayOwes(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	line := m.NewLine(0)
-	lines := []*Line{line}
-	rp := m.NewReplayer()
+	lines := []*hwmodel.Line{line}
+	rp := NewReplayer(m)
 	streams := make([][]Req, m.NumCPUs())
 	for c := 1; c <= 16; c++ {
-		streams[c] = []Req{{T: 0, Op: RMW}}
+		streams[c] = []Req{{T: 0, Op: hwmodel.RMW}}
 	}
-	streams[0] = []Req{{T: 1, Op: Read, Indep: true}}
+	streams[0] = []Req{{T: 1, Op: hwmodel.Read, Indep: true}}
 	res := rp.Advance(lines, streams, 100)
 	if len(res.Served[0]) != 0 {
 		t.Fatalf("CPU 0 served by t=100 ns: %+v; want its load still queued behind 16 RMWs", res.Served[0])
@@ -550,10 +306,10 @@ func TestReplayKeepTotals(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	for seed := uint64(1); seed <= 20; seed++ {
 		mk, streams, barriers := randomStreams(m, seed)
-		lines := [2][]*Line{mk(), mk()}
-		rps := [2]*Replayer{m.NewReplayer(), m.NewReplayer()}
+		lines := [2][]*hwmodel.Line{mk(), mk()}
+		rps := [2]*Replayer{NewReplayer(m), NewReplayer(m)}
 		rps[1].KeepTotals()
-		sum := make([]LineStats, len(lines[0]))
+		sum := make([]LineCounts, len(lines[0]))
 		feeds := [2]*cutter{newCutter(streams), newCutter(streams)}
 		for k := 0; k <= len(barriers); k++ {
 			until := untilOf(barriers, k)
@@ -606,9 +362,9 @@ func TestReplayLogged(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		mk, streams, barriers := randomStreams(m, seed)
 		lines := mk()
-		rp := m.NewReplayer()
+		rp := NewReplayer(m)
 		rp.KeepTotals()
-		want := make([][NumOps]int64, len(lines))
+		want := make([][hwmodel.NumOps]int64, len(lines))
 		feed := newCutter(streams)
 		for k := 0; k <= len(barriers); k++ {
 			until := untilOf(barriers, k)
@@ -636,11 +392,11 @@ func TestReplayLogged(t *testing.T) {
 // Unlock completes after that, in the second call.
 func TestReplayNotices(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
-	lines := []*Line{m.NewLine(0)}
-	rp := m.NewReplayer()
+	lines := []*hwmodel.Line{m.NewLine(0)}
+	rp := NewReplayer(m)
 	streams := [][]Req{
-		{{T: 100, Line: 0, Op: Lock}, {T: 110, Line: 0, Op: Unlock, Notify: true}},
-		{{T: 0, Line: 0, Op: Lock}, {T: 500, Line: 0, Op: Unlock}},
+		{{T: 100, Line: 0, Op: hwmodel.Lock}, {T: 110, Line: 0, Op: hwmodel.Unlock, Notify: true}},
+		{{T: 0, Line: 0, Op: hwmodel.Lock}, {T: 500, Line: 0, Op: hwmodel.Unlock}},
 	}
 	res := rp.Advance(lines, streams, 300)
 	if len(res.Notices) != 0 {
@@ -650,7 +406,7 @@ func TestReplayNotices(t *testing.T) {
 	if len(res.Notices) != 1 || res.Notices[0].CPU != 0 {
 		t.Fatalf("notices %+v, want one of CPU 0", res.Notices)
 	}
-	if ps := res.Notices[0].PS; ps < 500_000+10_000 {
-		t.Errorf("CPU 0's Unlock completed at %d ps, before CPU 1's release at 500 ns plus its own 10 ns", ps)
+	if ns := res.Notices[0].T; ns < 500+10 {
+		t.Errorf("CPU 0's Unlock completed at %d ns, before CPU 1's release at 500 ns plus its own 10 ns", ns)
 	}
 }

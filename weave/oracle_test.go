@@ -1,6 +1,7 @@
-package hwmodel
+package weave
 
 import (
+	"github.com/rqemu/rqemu/hwmodel"
 	"math"
 	"slices"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 // presetLat pins the latencies the hand computations below use (hikey-8
 // and spr-2s presets): if a preset changes, recompute them.
-func presetLat(t *testing.T, m *Machine, mlp int, window, x float64, k Class) {
+func presetLat(t *testing.T, m *hwmodel.Machine, mlp int, window, x float64, k hwmodel.Class) {
 	t.Helper()
 	if m.Lat.MLP != mlp || m.Lat.Window != window || m.Lat.Transfer[k] != x {
 		t.Fatalf("%s: MLP %d, window %v ns, %v transfer %v ns; the hand values assume %d, %v, %v",
@@ -25,20 +26,20 @@ func presetLat(t *testing.T, m *Machine, mlp int, window, x float64, k Class) {
 // Modified in another core at class distance (owners from), then a
 // dependent load at time dep of a line CPU 0 holds (a hit: it costs
 // nothing itself, but consumes the scan). It returns CPU 0's stall.
-func scan(m *Machine, n int, owners []int, dep int64) float64 {
-	var lines []*Line
+func scan(m *hwmodel.Machine, n int, owners []int, dep int64) float64 {
+	var lines []*hwmodel.Line
 	streams := make([][]Req, m.NumCPUs())
 	for i := 0; i < n; i++ {
 		l := m.NewLine(0)
-		m.Access(l, owners[i%len(owners)], Write)
+		m.Access(l, owners[i%len(owners)], hwmodel.Write)
 		lines = append(lines, l)
-		streams[0] = append(streams[0], Req{T: 0, Line: int32(i), Op: Read, Indep: true})
+		streams[0] = append(streams[0], Req{T: 0, Line: int32(i), Op: hwmodel.Read, Indep: true})
 	}
 	own := m.NewLine(0)
-	m.Access(own, 0, Write)
+	m.Access(own, 0, hwmodel.Write)
 	lines = append(lines, own)
-	streams[0] = append(streams[0], Req{T: dep, Line: int32(n), Op: Read})
-	return m.Replay(lines, streams).CPUStall[0]
+	streams[0] = append(streams[0], Req{T: dep, Line: int32(n), Op: hwmodel.Read})
+	return Replay(m, lines, streams).CPUStall[0]
 }
 
 // TestReplayMLPBoundary: MLP reads issued together overlap into one
@@ -50,11 +51,11 @@ func TestReplayMLPBoundary(t *testing.T) {
 		mlp    int
 		window float64
 		x      float64 // the transfer from the owners
-		k      Class
+		k      hwmodel.Class
 		owners []int
 	}{
-		{"hikey-8", 3, 8, 45, ClassL2, []int{1, 2, 3}},
-		{"spr-2s", 16, 170, 55.3, ClassLLC, []int{1, 2, 3, 4, 5}},
+		{"hikey-8", 3, 8, 45, hwmodel.ClassL2, []int{1, 2, 3}},
+		{"spr-2s", 16, 170, 55.3, hwmodel.ClassLLC, []int{1, 2, 3, 4, 5}},
 	} {
 		m := mustLoad(t, tc.topo)
 		presetLat(t, m, tc.mlp, tc.window, tc.x, tc.k)
@@ -74,7 +75,7 @@ func TestReplayMLPBoundary(t *testing.T) {
 // full, whichever comes first: the stall is 45 - min(d, 8).
 func TestReplayWindowBoundary(t *testing.T) {
 	m := mustLoad(t, "hikey-8")
-	presetLat(t, m, 3, 8, 45, ClassL2)
+	presetLat(t, m, 3, 8, 45, hwmodel.ClassL2)
 	for _, tc := range []struct {
 		d    int64
 		want float64
@@ -95,15 +96,15 @@ func TestReplayLockHandOverOrder(t *testing.T) {
 	m := mustLoad(t, "spr-2s")
 	line := m.NewLine(0)
 	streams := make([][]Req, m.NumCPUs())
-	streams[0] = []Req{{T: 0, Op: Lock}, {T: 5000, Op: Unlock}}
+	streams[0] = []Req{{T: 0, Op: hwmodel.Lock}, {T: 5000, Op: hwmodel.Unlock}}
 	// Eight lockers, alternating sockets, asking 100 ns apart while CPU
 	// 0 holds the lock; each holds it 50 ns.
 	askers := []int{60, 3, 70, 5, 80, 7, 90, 9}
 	for i, c := range askers {
 		at := int64(100 * (i + 1))
-		streams[c] = []Req{{T: at, Op: Lock}, {T: at + 50, Op: Unlock}}
+		streams[c] = []Req{{T: at, Op: hwmodel.Lock}, {T: at + 50, Op: hwmodel.Unlock}}
 	}
-	res := m.Replay([]*Line{line}, streams)
+	res := Replay(m, []*hwmodel.Line{line}, streams)
 	got := make([]float64, len(askers))
 	for i, c := range askers {
 		got[i] = float64(100*(i+1)) + res.Stall[c][0] // when it took the lock
@@ -134,72 +135,5 @@ func TestReplayLockHandOverOrder(t *testing.T) {
 		if math.Abs(got[k]-want) > 1e-6 {
 			t.Errorf("locker %d (CPU %d) took it at %.1f, want %.1f (release at %.1f plus the transfer)", k, askers[k], got[k], want, prevRelease)
 		}
-	}
-}
-
-// TestReplayPricesHand prices each kind of access on spr-2s (home node 0)
-// from the preset's latencies, by hand: an SMT sibling's forward 8.0 ns, a
-// same-LLC one 55.3, the other socket's 122.0; a same-LLC forward to a
-// requester whose line's home is on the other socket pays the 67.0 ns
-// home-remote penalty on top (122.3); DRAM fills 110.0 local, 190.0
-// remote; a store to a line two CPUs share invalidates both and waits for
-// the dearest (remote, 122.0); a store to a line the CPU owns is a hit.
-func TestReplayPricesHand(t *testing.T) {
-	m := mustLoad(t, "spr-2s")
-	lat := m.Lat
-	if lat.Transfer[ClassSMT] != 8 || lat.Transfer[ClassLLC] != 55.3 || lat.Transfer[ClassRemote] != 122 ||
-		lat.HomeRemote != 67 || lat.MemLocal != 110 || lat.MemRemote != 190 {
-		t.Fatalf("spr-2s latencies changed (%+v): recompute the hand values", lat)
-	}
-	type step struct {
-		cpu int
-		op  Op
-	}
-	for _, tc := range []struct {
-		name    string
-		prep    []step // accesses that set the line's state
-		cpu     int
-		op      Op
-		kind    AccessKind
-		class   Class
-		inval   int
-		sharer  bool
-		wantPS  int64
-		burst   int
-		ownerIs int
-	}{
-		{"SMT sibling forward", []step{{112, Write}}, 0, Read, Transfer, ClassSMT, 0, false, 8000, 0, -1},
-		{"same-LLC forward", []step{{1, Write}}, 0, Read, Transfer, ClassLLC, 0, false, 55300, 0, -1},
-		{"remote forward", []step{{56, Write}}, 0, Read, Transfer, ClassRemote, 0, false, 122000, 0, -1},
-		{"same-LLC forward, home remote", []step{{57, Write}}, 56, Read, Transfer, ClassLLC, 0, false, 122300, 0, -1},
-		{"DRAM fill, local", nil, 0, Read, Fill, 0, 0, false, 110000, 0, 0},
-		{"DRAM fill, remote", nil, 56, Read, Fill, 0, 0, false, 190000, 0, 56},
-		{"read from the nearest sharer", []step{{1, Write}, {56, Read}}, 2, Read, Transfer, ClassLLC, 0, true, 55300, 0, -1},
-		{"store invalidates two sharers, waits for the dearest", []step{{1, Write}, {56, Read}}, 2, RMW, Invalidate, ClassRemote, 2, false, 122000, 1, 2},
-		{"store to an owned line", []step{{2, Write}}, 2, RMW, Hit, 0, 0, false, 0, 2, 2},
-		{"RMW takes a Modified line", []step{{1, Write}}, 0, RMW, Transfer, ClassLLC, 0, false, 55300, 1, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ref, got := m.NewLine(0), m.NewLine(0)
-			for _, s := range tc.prep {
-				m.Access(ref, s.cpu, s.op)
-				m.Access(got, s.cpu, s.op)
-			}
-			p := newReplayPrices(m)
-			c, cps := p.access(m, got, tc.cpu, tc.op)
-			a := m.Access(ref, tc.cpu, tc.op)
-			for _, x := range []struct {
-				what string
-				c    AccessCost
-				ps   int64
-			}{{"tables", c, cps}, {"Access", a, ps(a.NS)}} {
-				if x.c.Kind != tc.kind || x.c.Class != tc.class || x.c.Invalidated != tc.inval || x.c.FromSharer != tc.sharer || x.ps != tc.wantPS {
-					t.Errorf("%s: %+v %d ps, want kind %v class %v invalidated %d sharer %v, %d ps", x.what, x.c, x.ps, tc.kind, tc.class, tc.inval, tc.sharer, tc.wantPS)
-				}
-			}
-			if got.owner != tc.ownerIs || got.burst != tc.burst {
-				t.Errorf("line after: owner %d burst %d, want %d and %d", got.owner, got.burst, tc.ownerIs, tc.burst)
-			}
-		})
 	}
 }

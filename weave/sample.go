@@ -1,4 +1,4 @@
-package contention
+package weave
 
 import (
 	"sync"
@@ -45,8 +45,8 @@ func (l *Log) SetSampling(every int) {
 	}
 }
 
-// sampleDue reports whether the operation about to run is one to time.
-func (l *Log) sampleDue() bool {
+// SampleDue reports whether the operation about to run is one to time.
+func (l *Log) SampleDue() bool {
 	if l.sampleEvery == 0 {
 		return false
 	}
@@ -58,10 +58,10 @@ func (l *Log) sampleDue() bool {
 	return false
 }
 
-// sampled adds one timed operation of accesses accesses, started at t0
-// (from hostNow), to line's accumulator.
-func (l *Log) sampled(line LineID, accesses int, t0 int64) {
-	ns := hostNow() - t0
+// Sampled adds one timed operation of accesses accesses, started at t0
+// (from HostNow), to line's accumulator.
+func (l *Log) Sampled(line LineID, accesses int, t0 int64) {
+	ns := HostNow() - t0
 	for int(line) >= len(l.samples) {
 		l.samples = append(l.samples, hostSample{})
 	}
@@ -70,14 +70,14 @@ func (l *Log) sampled(line LineID, accesses int, t0 int64) {
 
 var clockBase = time.Now()
 
-// hostNow is the host's monotonic clock in ns.
-func hostNow() int64 { return int64(time.Since(clockBase)) }
+// HostNow is the host's monotonic clock in ns.
+func HostNow() int64 { return int64(time.Since(clockBase)) }
 
 var clockOverhead = sync.OnceValue(func() float64 {
 	best := int64(1 << 62)
 	for range 256 {
-		t0 := hostNow()
-		if d := hostNow() - t0; d < best {
+		t0 := HostNow()
+		if d := HostNow() - t0; d < best {
 			best = d
 		}
 	}

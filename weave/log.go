@@ -1,4 +1,4 @@
-package contention
+package weave
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ type Entry struct {
 	T    int64      // virtual ns at which the CPU issued the access
 	Line LineID     // the line
 	Op   hwmodel.Op // Read, Write, RMW, Lock or Unlock
-	// Flags: EntryIndep, an independent load (hwmodel.Req.Indep),
+	// Flags: EntryIndep, an independent load (Req.Indep),
 	// recorded while the Log was in independent mode; EntryNotify, the
 	// weave reports when the replay finished serving it
 	// (WeaveResult.Notices), set by MarkNotify. (One byte: an Entry is
@@ -34,6 +34,11 @@ func (e Entry) Indep() bool { return e.Flags&EntryIndep != 0 }
 // Notify reports whether the weave reports e's completion.
 func (e Entry) Notify() bool { return e.Flags&EntryNotify != 0 }
 
+// HostLinePad is the padding unit for host-side isolation: 128 bytes, the
+// pair of 64-byte lines the adjacent-line prefetcher fetches together
+// (contention's objects pad their hot words by it too).
+const HostLinePad = 128
+
 // Log is one modeled CPU's record of its accesses to shared lines during
 // an epoch, in issue order. Every object operation appends to the calling
 // CPU's Log; at the barrier Space.Weave prices the logs and resets them.
@@ -43,7 +48,7 @@ func (e Entry) Notify() bool { return e.Flags&EntryNotify != 0 }
 // weave reads it only at a barrier. It is padded so that two CPUs' Logs
 // never share a host line.
 type Log struct {
-	_ [hostLinePad]byte
+	_ [HostLinePad]byte
 
 	// cpu is the modeled CPU. Read-only after NewLog.
 	cpu int
@@ -61,13 +66,13 @@ type Log struct {
 	sampleLeft  uint32
 	samples     []hostSample // by LineID
 
-	_ [hostLinePad]byte
+	_ [HostLinePad]byte
 }
 
 // NewLog returns an empty Log for modeled CPU cpu, with host sampling off.
 func NewLog(cpu int) *Log {
 	if cpu < 0 {
-		panic(fmt.Sprintf("contention: NewLog: CPU %d", cpu))
+		panic(fmt.Sprintf("weave: NewLog: CPU %d", cpu))
 	}
 	return &Log{cpu: cpu, last: -1 << 63}
 }
@@ -85,7 +90,7 @@ func (l *Log) CPU() int { return l.cpu }
 // stall (Space.Weave).
 func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
 	if now < l.last {
-		panic(fmt.Sprintf("contention: Log of CPU %d: entry {line %d, %v, site %d} at t=%d is before the previous entry at t=%d",
+		panic(fmt.Sprintf("weave: Log of CPU %d: entry {line %d, %v, site %d} at t=%d is before the previous entry at t=%d",
 			l.cpu, line, op, site, now, l.last))
 	}
 	l.last = now
@@ -112,7 +117,7 @@ func (l *Log) Append(t int64, e Entry) {
 // previous mode. In independent mode every Read recorded is an independent
 // load: the code issuing it does not depend on earlier loads' values for
 // its address, as in a loop over other CPUs' runqueues, so an out-of-order
-// core overlaps the misses (hwmodel.Req.Indep). Other ops are never
+// core overlaps the misses (Req.Indep). Other ops are never
 // independent.
 func (l *Log) SetIndependent(on bool) bool {
 	was := l.indep
@@ -125,7 +130,7 @@ func (l *Log) SetIndependent(on bool) bool {
 // effect another CPU must not see before it. It panics on an empty Log.
 func (l *Log) MarkNotify() {
 	if len(l.entries) == 0 {
-		panic(fmt.Sprintf("contention: Log of CPU %d: MarkNotify with no entry", l.cpu))
+		panic(fmt.Sprintf("weave: Log of CPU %d: MarkNotify with no entry", l.cpu))
 	}
 	l.entries[len(l.entries)-1].Flags |= EntryNotify
 }

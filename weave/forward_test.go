@@ -1,6 +1,7 @@
-package hwmodel
+package weave
 
 import (
+	"github.com/rqemu/rqemu/hwmodel"
 	"slices"
 	"testing"
 )
@@ -21,13 +22,13 @@ func TestReplayCleanForwards(t *testing.T) {
 	} {
 		t.Run(tc.topo, func(t *testing.T) {
 			m := mustLoad(t, tc.topo)
-			if got := m.Caches.LLCInclusion == LLCNonInclusive; got != tc.nonIncl {
+			if got := m.Caches.LLCInclusion == hwmodel.LLCNonInclusive; got != tc.nonIncl {
 				t.Fatalf("llc_inclusion %q: non-inclusive %v, want %v", m.Caches.LLCInclusion, got, tc.nonIncl)
 			}
 			// CPU 0 wrote the line, CPU 1 read it: Shared in two L2s.
-			prep := func(l *Line) {
-				m.Access(l, 0, RMW)
-				m.Access(l, 1, Read)
+			prep := func(l *hwmodel.Line) {
+				m.Access(l, 0, hwmodel.RMW)
+				m.Access(l, 1, hwmodel.Read)
 			}
 			line, oracle := m.NewLine(0), m.NewLine(0)
 			prep(line)
@@ -36,12 +37,12 @@ func TestReplayCleanForwards(t *testing.T) {
 			readers := []int{2, 3, 4, 5, 6, 7} // in CPU 0's LLC on all three
 			streams := make([][]Req, m.NumCPUs())
 			for _, c := range readers {
-				streams[c] = []Req{{T: 1000, Op: Read}}
+				streams[c] = []Req{{T: 1000, Op: hwmodel.Read}}
 			}
-			res := m.Replay([]*Line{line}, streams)
+			res := Replay(m, []*hwmodel.Line{line}, streams)
 			for k, c := range readers {
-				cost := m.Access(oracle, c, Read)
-				if cost.Kind != Transfer || !cost.FromSharer {
+				cost := m.Access(oracle, c, hwmodel.Read)
+				if cost.Kind != hwmodel.Transfer || !cost.FromSharer {
 					t.Fatalf("reader %d: %+v, want a clean forward", c, cost)
 				}
 				if want := cost.NS; !near(res.Stall[c][0], want) {

@@ -1,14 +1,17 @@
 package hwmodel
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 )
 
-// replayPrices is Machine.Access for the replay's inner loop, priced in
-// whole ps from tables made once per Replayer. The replay reads the
-// machine's latencies once, when it is made (rmwPS, windowPS), and so
-// does this.
+// PS is ns in whole ps, rounded: the weave's unit of time.
+func PS(ns float64) int64 { return int64(math.Round(ns * 1000)) }
+
+// Pricer is Machine.Access for the weave's inner loop, priced in whole ps
+// from tables made once per replay (Machine.NewPricer). The replay reads
+// the machine's latencies once, when it is made, and so does this.
 //
 // A transfer's cost depends only on its distance class and on whether the
 // line's home is on another package than the requester (TransferNS), not
@@ -16,15 +19,17 @@ import (
 // the first class, in order of cost, that holds a sharer, and the sharers
 // themselves are looked at only to break a tie between classes of equal
 // cost (the lowest-numbered CPU wins, as in sharerByClass). Every price is
-// ps() of the float64 that TransferNS or memNS returns, so the ps are the
-// same bits Access and ps() give; TestReplayPrices holds the two paths
-// together.
-type replayPrices struct {
-	t *topoTables
-	// xfer[hr][k] is ps(TransferNS) for class k, hr: the home is remote.
+// PS() of the float64 that TransferNS or memNS returns, so the ps are the
+// same bits Access and PS() give; TestReplayPrices holds the two paths
+// together. A machine without topology tables (built by hand) is priced
+// with Access itself.
+type Pricer struct {
+	m *Machine
+	t *topoTables // nil: Access
+	// xfer[hr][k] is PS(TransferNS) for class k, hr: the home is remote.
 	xfer   [2][NumClasses]int64
 	xferNS [2][NumClasses]float64
-	mem    [2]int64 // ps(memNS): [hr]
+	mem    [2]int64 // PS(memNS): [hr]
 	// order[(cpu*2+hr)*2+far] lists the classes ClassSMT..ClassRemote
 	// that have CPUs for cpu, by cost, cheapest (far 0) or dearest (far
 	// 1) first, cut into runs of equal cost.
@@ -43,24 +48,23 @@ type classOrder struct {
 	n   int
 }
 
-// newReplayPrices returns the tables, or nil for a machine without
-// topology tables (built by hand), which the replay prices with Access.
-func newReplayPrices(m *Machine) *replayPrices {
+// NewPricer returns the machine's Pricer.
+func (m *Machine) NewPricer() *Pricer {
 	t := m.tables()
+	p := &Pricer{m: m, t: t}
 	if t == nil {
-		return nil
+		return p
 	}
-	p := &replayPrices{t: t}
 	for hr := range 2 {
 		for k := range NumClasses {
 			ns := m.Lat.Transfer[k]
 			if hr == 1 && k != ClassRemote && k != ClassSelf {
 				ns += m.Lat.HomeRemote
 			}
-			p.xferNS[hr][k], p.xfer[hr][k] = ns, ps(ns)
+			p.xferNS[hr][k], p.xfer[hr][k] = ns, PS(ns)
 		}
 	}
-	p.mem = [2]int64{ps(m.Lat.MemLocal), ps(m.Lat.MemRemote)}
+	p.mem = [2]int64{PS(m.Lat.MemLocal), PS(m.Lat.MemRemote)}
 	p.span = make([]wordSpan, len(t.classMask))
 	for i, mask := range t.classMask {
 		s := wordSpan{lo: int32(len(mask)), hi: 0}
@@ -95,7 +99,7 @@ func newReplayPrices(m *Machine) *replayPrices {
 }
 
 // runs orders the transfer classes by cost and cuts equal costs into runs.
-func (p *replayPrices) runs(hr int, far bool) [][]Class {
+func (p *Pricer) runs(hr int, far bool) [][]Class {
 	ks := []Class{ClassSMT, ClassL2, ClassLLC, ClassSocket, ClassRemote}
 	ns := &p.xferNS[hr]
 	slices.SortStableFunc(ks, func(a, b Class) int {
@@ -117,8 +121,16 @@ func (p *replayPrices) runs(hr int, far bool) [][]Class {
 	return out
 }
 
-// homeRemote is homeIsRemote from the table.
-func (p *replayPrices) homeRemote(cpu, home int) int {
+// HomeRemote is 1 if NUMA node home (a line's) is on another package
+// than cpu, else 0: from the tables when the machine has them, so that a
+// request does not go through the lazily built tables' sync.OnceValue.
+func (p *Pricer) HomeRemote(cpu, home int) int {
+	if p.t == nil {
+		if p.m.homeIsRemote(cpu, home) {
+			return 1
+		}
+		return 0
+	}
 	if home < 0 || home >= p.t.nodes || !p.t.homeRemote[cpu*p.t.nodes+home] {
 		return 0
 	}
@@ -126,7 +138,7 @@ func (p *replayPrices) homeRemote(cpu, home int) int {
 }
 
 // firstIn is the lowest sharer of l in class k of cpu, or -1.
-func (p *replayPrices) firstIn(l *Line, cpu int, k Class) int {
+func (p *Pricer) firstIn(l *Line, cpu int, k Class) int {
 	i := cpu*int(NumClasses) + int(k)
 	mask, s := p.t.classMask[i], p.span[i]
 	for w := s.lo; w < s.hi; w++ {
@@ -139,7 +151,7 @@ func (p *replayPrices) firstIn(l *Line, cpu int, k Class) int {
 
 // sharer is sharerByClass: the class of the cheapest (far false) or
 // dearest (far true) sharer of l other than cpu, and its cost in ps.
-func (p *replayPrices) sharer(l *Line, cpu, hr int, far bool) (k Class, costPS int64, ok bool) {
+func (p *Pricer) sharer(l *Line, cpu, hr int, far bool) (k Class, costPS int64, ok bool) {
 	i := (cpu*2 + hr) * 2
 	if far {
 		i++
@@ -158,11 +170,16 @@ func (p *replayPrices) sharer(l *Line, cpu, hr int, far bool) (k Class, costPS i
 	return 0, 0, false
 }
 
-// access is m.Access(l, cpu, op) with its cost in ps: the same state
-// change, kind, class, invalidations and sharer flag, and ps(cost.NS);
-// the AccessCost's NS is left zero.
-func (p *replayPrices) access(m *Machine, l *Line, cpu int, op Op) (AccessCost, int64) {
-	hr := p.homeRemote(cpu, l.Home)
+// Access is m.Access(l, cpu, op) with its cost in ps: the same state
+// change, kind, class, invalidations and sharer flag, and PS(cost.NS);
+// from the tables, the AccessCost's NS is left zero.
+func (p *Pricer) Access(l *Line, cpu int, op Op) (AccessCost, int64) {
+	m := p.m
+	if p.t == nil {
+		c := m.Access(l, cpu, op)
+		return c, PS(c.NS)
+	}
+	hr := p.HomeRemote(cpu, l.Home)
 	switch op {
 	case Read:
 		if l.Holds(cpu) {

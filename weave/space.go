@@ -1,4 +1,4 @@
-package contention
+package weave
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // LineID names one modeled shared cache line of a Space: an index into the
-// Space's lines, the Line of a Log entry and of a hwmodel.Req.
+// Space's lines, the Line of a Log entry and of a Req.
 type LineID int32
 
 // Site names a calling site, interned by Space.Site: a kernel symbol such as
@@ -76,9 +76,9 @@ type Space struct {
 
 	// Scratch reused by Weave (the result is valid until the next
 	// Weave).
-	rp      *hwmodel.Replayer
+	rp      *Replayer
 	res     WeaveResult
-	streams [][]hwmodel.Req
+	streams [][]Req
 	byCPU   []*Log // all nil between weaves
 	// streamCPUs are the CPUs whose streams the last weave built, in CPU
 	// order, and stallCPUs those it charged (res.StallNS, ExactNS): a
@@ -103,7 +103,7 @@ func NewSpace(m *hwmodel.Machine) *Space {
 		m:       m,
 		siteIdx: map[string]Site{},
 		remPS:   make([]int64, m.NumCPUs()),
-		streams: make([][]hwmodel.Req, m.NumCPUs()),
+		streams: make([][]Req, m.NumCPUs()),
 		byCPU:   make([]*Log, m.NumCPUs()),
 	}
 	for op := range hwmodel.NumOps {
@@ -121,13 +121,16 @@ func (s *Space) Machine() *hwmodel.Machine { return s.m }
 // register their own lines; NewLine is for shared kernel memory that has no
 // object here, whose accesses the emulator logs itself with Log.Record.
 func (s *Space) NewLine(name string, home int) LineID {
-	return s.newLine(name, home, KindLine)
+	return s.NewKindLine(name, home, KindLine)
 }
 
-func (s *Space) newLine(name string, home int, kind Kind) LineID {
-	s.checkHome(name, home)
+// NewKindLine registers a line of an object of kind kind (contention's
+// objects register theirs with it), homed at NUMA node home. Set-up time
+// only.
+func (s *Space) NewKindLine(name string, home int, kind Kind) LineID {
+	s.CheckHome(name, home)
 	if len(s.lines) >= 1<<31-1 {
-		panic("contention: too many lines")
+		panic("weave: too many lines")
 	}
 	id := LineID(len(s.lines))
 	s.lines = append(s.lines, s.m.NewLine(home))
@@ -136,9 +139,10 @@ func (s *Space) newLine(name string, home int, kind Kind) LineID {
 	return id
 }
 
-func (s *Space) checkHome(name string, home int) {
+// CheckHome panics, naming the line, if home is not a node of the machine.
+func (s *Space) CheckHome(name string, home int) {
 	if home < 0 || home >= len(s.m.Nodes) {
-		panic(fmt.Sprintf("contention: line %q: home node %d, machine %s has nodes 0-%d", name, home, s.m.Name, len(s.m.Nodes)-1))
+		panic(fmt.Sprintf("weave: line %q: home node %d, machine %s has nodes 0-%d", name, home, s.m.Name, len(s.m.Nodes)-1))
 	}
 }
 
@@ -165,7 +169,7 @@ func (s *Space) Site(name string) Site {
 		return id
 	}
 	if len(s.sites) > 0xffff {
-		panic("contention: more than 65536 sites")
+		panic("weave: more than 65536 sites")
 	}
 	id := Site(len(s.sites))
 	s.sites = append(s.sites, name)
@@ -194,7 +198,7 @@ func (s *Space) NumSites() int { return len(s.sites) }
 func (s *Space) CloneFor(m *hwmodel.Machine) *Space {
 	c := NewSpace(m)
 	for _, li := range s.lineInfo {
-		c.newLine(li.name, li.home, li.kind)
+		c.NewKindLine(li.name, li.home, li.kind)
 	}
 	for _, name := range s.sites[1:] {
 		c.Site(name)
@@ -207,7 +211,7 @@ func (s *Space) CloneFor(m *hwmodel.Machine) *Space {
 // Space's sampling rate (SetSampling).
 func (s *Space) NewLog(cpu int) *Log {
 	if cpu < 0 || cpu >= s.m.NumCPUs() {
-		panic(fmt.Sprintf("contention: NewLog: CPU %d, machine %s has CPUs 0-%d", cpu, s.m.Name, s.m.NumCPUs()-1))
+		panic(fmt.Sprintf("weave: NewLog: CPU %d, machine %s has CPUs 0-%d", cpu, s.m.Name, s.m.NumCPUs()-1))
 	}
 	l := NewLog(cpu)
 	l.SetSampling(int(s.sampleEvery))

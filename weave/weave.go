@@ -1,9 +1,8 @@
-package contention
+package weave
 
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -37,7 +36,8 @@ type WeaveResult struct {
 	Notices []Notice
 }
 
-// Notice is the completion of a MarkNotify entry of CPU's log, at T (ns).
+// Notice is the completion of a MarkNotify entry of CPU's log (a Notify
+// request of its stream), at T (ns, rounded up).
 type Notice struct {
 	CPU int
 	T   int64
@@ -70,33 +70,6 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 	return 0
 }
 
-// lineAcc and siteAcc are the cumulative statistics; stalls are kept in
-// whole ps so that sums are exact and independent of the order of addition.
-// What the replay counts per line (the accesses logged by op, transfers,
-// invalidations, fills, lock waits, busy time) it keeps itself
-// (Replayer.KeepTotals, Replayer.Logged), in the line record it reads for
-// every request anyway: the weave adds nothing per line per access.
-type lineAcc struct {
-	stallPS int64
-	host    hostSample
-}
-
-type siteAcc struct {
-	ops     [hwmodel.NumOps]int64 // as lineAcc's
-	stallPS int64
-}
-
-// accCharged is the number of accesses counted in ops and their
-// uncontended cost, ps (each op's UncontendedNS, rounded to whole ps, as
-// the weave charges it).
-func (s *Space) accCharged(ops *[hwmodel.NumOps]int64) (accesses, chargedPS int64) {
-	for op, n := range ops {
-		accesses += n
-		chargedPS += n * s.uncPS[op]
-	}
-	return accesses, chargedPS
-}
-
 // Weave prices the logs to the end of time: WeaveUntil with no bound, so
 // every access logged is served. It is for callers that weave whole
 // scenarios; the engine weaves each epoch with WeaveUntil.
@@ -105,7 +78,7 @@ func (s *Space) Weave(logs []*Log) *WeaveResult { return s.WeaveUntil(logs, math
 // WeaveUntil prices one epoch that ends at virtual time until (ns): it turns
 // each Log into its CPU's stream of hwmodel.Req, adds the streams to what the
 // Space's replay still has pending and replays every line up to until
-// (hwmodel.Replayer.Advance, on the Space's lines, whose coherence state and
+// (Replayer.Advance, on the Space's lines, whose coherence state and
 // queues carry over from the previous weave), charges every request served
 // to its CPU and site, adds to the cumulative statistics, collects the host
 // samples, and resets the logs.
@@ -154,10 +127,10 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 			continue
 		}
 		if l.cpu >= n {
-			panic(fmt.Sprintf("contention: Weave: a Log of CPU %d, machine %s has CPUs 0-%d", l.cpu, s.m.Name, n-1))
+			panic(fmt.Sprintf("weave: Weave: a Log of CPU %d, machine %s has CPUs 0-%d", l.cpu, s.m.Name, n-1))
 		}
 		if s.byCPU[l.cpu] != nil {
-			panic(fmt.Sprintf("contention: Weave: two Logs of CPU %d", l.cpu))
+			panic(fmt.Sprintf("weave: Weave: two Logs of CPU %d", l.cpu))
 		}
 		s.byCPU[l.cpu] = l
 		total += len(l.entries)
@@ -205,13 +178,11 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], &s.uncPS, held[:0])
 	}
 	if s.rp == nil {
-		s.rp = s.m.NewReplayer()
+		s.rp = NewReplayer(s.m)
 		s.rp.KeepTotals()
 	}
 	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
-	for _, n := range rr.Notices {
-		res.Notices = append(res.Notices, Notice{CPU: int(n.CPU), T: (n.PS + 999) / 1000})
-	}
+	res.Notices = append(res.Notices, rr.Notices...)
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
 	}
@@ -253,25 +224,25 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 
 // buildStream appends l's entries to st as requests, validating them and
 // counting them in the statistics; held is scratch for the lock check.
-func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int64, held []LineID) ([]hwmodel.Req, []LineID) {
+func (s *Space) buildStream(l *Log, st []Req, uncPS *[hwmodel.NumOps]int64, held []LineID) ([]Req, []LineID) {
 	ready := int64(math.MinInt64)
 	for i, e := range l.entries {
 		if e.Line < 0 || int(e.Line) >= len(s.lines) {
-			panic(fmt.Sprintf("contention: Weave: CPU %d entry %d names line %d, the Space has %d", l.cpu, i, e.Line, len(s.lines)))
+			panic(fmt.Sprintf("weave: Weave: CPU %d entry %d names line %d, the Space has %d", l.cpu, i, e.Line, len(s.lines)))
 		}
 		if int(e.Site) >= len(s.sites) || e.Op >= hwmodel.NumOps {
-			panic(fmt.Sprintf("contention: Weave: CPU %d entry %d: site %d, op %d unknown", l.cpu, i, e.Site, e.Op))
+			panic(fmt.Sprintf("weave: Weave: CPU %d entry %d: site %d, op %d unknown", l.cpu, i, e.Site, e.Op))
 		}
 		switch e.Op {
 		case hwmodel.Lock:
 			if slices.Contains(held, e.Line) {
-				panic(fmt.Sprintf("contention: Weave: CPU %d takes lock %q twice (site %s, t=%d)", l.cpu, s.LineName(e.Line), s.SiteName(e.Site), e.T))
+				panic(fmt.Sprintf("weave: Weave: CPU %d takes lock %q twice (site %s, t=%d)", l.cpu, s.LineName(e.Line), s.SiteName(e.Site), e.T))
 			}
 			held = append(held, e.Line)
 		case hwmodel.Unlock:
 			k := slices.Index(held, e.Line)
 			if k < 0 {
-				panic(fmt.Sprintf("contention: Weave: CPU %d releases lock %q it did not take this epoch (site %s, t=%d); a SpinLock must not be held across a barrier",
+				panic(fmt.Sprintf("weave: Weave: CPU %d releases lock %q it did not take this epoch (site %s, t=%d); a SpinLock must not be held across a barrier",
 					l.cpu, s.LineName(e.Line), s.SiteName(e.Site), e.T))
 			}
 			held = slices.Delete(held, k, k+1)
@@ -282,7 +253,7 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 			t++ // whole ns, rounded up: never before the previous access retired
 		}
 		ready = t*1000 + uncPS[e.Op]
-		st = append(st, hwmodel.Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep(), Notify: e.Notify()})
+		st = append(st, Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep(), Notify: e.Notify()})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
@@ -290,7 +261,7 @@ func (s *Space) buildStream(l *Log, st []hwmodel.Req, uncPS *[hwmodel.NumOps]int
 		for i, id := range held {
 			names[i] = fmt.Sprintf("%q", s.LineName(id))
 		}
-		panic(fmt.Sprintf("contention: Weave: CPU %d still holds lock %s at the end of the epoch; a SpinLock must not be held across a barrier",
+		panic(fmt.Sprintf("weave: Weave: CPU %d still holds lock %s at the end of the epoch; a SpinLock must not be held across a barrier",
 			l.cpu, strings.Join(names, ", ")))
 	}
 	return st, held
@@ -325,7 +296,7 @@ func (s *Space) Behind(cpu int) bool { return s.rp != nil && s.rp.Behind(cpu) }
 func (s *Space) Stalled(cpu int) bool { return s.rp != nil && s.rp.Stalled(cpu) }
 
 // Owes reports whether a later weave may still charge CPU cpu
-// (hwmodel.Replayer.Owes): accesses not yet issued, one waiting at a
+// (Replayer.Owes): accesses not yet issued, one waiting at a
 // busy line, or independent loads in flight. Unlike Behind, the CPU may
 // run on.
 func (s *Space) Owes(cpu int) bool { return s.rp != nil && s.rp.Owes(cpu) }
@@ -350,215 +321,3 @@ func (s *Space) BusyUntil(id LineID) int64 {
 // CarriedNS is CPU cpu's stall not yet handed out by StallNS, in ns
 // (always below 1).
 func (s *Space) CarriedNS(cpu int) float64 { return float64(s.remPS[cpu]) / 1000 }
-
-// LineStats is one line's cumulative statistics.
-type LineStats struct {
-	ID       LineID
-	Name     string
-	Kind     Kind
-	Home     int
-	Accesses int64
-	Ops      [hwmodel.NumOps]int64 // accesses by op
-	// Transfers counts line transfers from another core, by distance
-	// class; Invalidations the copies invalidated by stores; Fills the
-	// fills from DRAM; LockWaits the Lock requests that found it held.
-	Transfers     [hwmodel.NumClasses]int64
-	Invalidations int64
-	Fills         int64
-	LockWaits     int64
-	// StallNS is the stall paid on the line beyond the uncontended cost;
-	// UncontendedNS the uncontended cost its accesses charged.
-	StallNS       float64
-	UncontendedNS float64
-	// BusyNS is the time the line spent serving transactions: over any
-	// window it is at most the window (one line serves one at a time).
-	BusyNS float64
-	// Host is what sampling measured on the host for the line's accesses.
-	Host HostNS
-}
-
-// ModeledNS is the mean modeled cost of one access to the line on the
-// target: uncontended cost plus stall, per access.
-func (l *LineStats) ModeledNS() float64 {
-	if l.Accesses == 0 {
-		return 0
-	}
-	return (l.StallNS + l.UncontendedNS) / float64(l.Accesses)
-}
-
-// TotalTransfers is the sum of Transfers over the classes.
-func (l *LineStats) TotalTransfers() int64 {
-	var t int64
-	for _, x := range l.Transfers {
-		t += x
-	}
-	return t
-}
-
-// SiteStats is one calling site's cumulative statistics.
-type SiteStats struct {
-	Site          Site
-	Name          string
-	Accesses      int64
-	Ops           [hwmodel.NumOps]int64
-	StallNS       float64
-	UncontendedNS float64
-}
-
-// KindStats sums LineStats over the lines of one kind of object.
-type KindStats struct {
-	Kind          Kind
-	Lines         int
-	Accesses      int64
-	Transfers     int64
-	StallNS       float64
-	UncontendedNS float64
-	Host          HostNS
-}
-
-// ModeledNS is the mean modeled cost of one access on the target.
-func (k *KindStats) ModeledNS() float64 {
-	if k.Accesses == 0 {
-		return 0
-	}
-	return (k.StallNS + k.UncontendedNS) / float64(k.Accesses)
-}
-
-// Stats is the Space's cumulative statistics over all its weaves.
-type Stats struct {
-	Machine  string
-	Weaves   int64
-	Accesses int64
-	StallNS  float64
-	Lines    []LineStats // by LineID
-	Sites    []SiteStats // by Site
-	Kinds    []KindStats // by Kind
-}
-
-// Stats returns a copy of the cumulative statistics.
-func (s *Space) Stats() *Stats {
-	st := &Stats{Machine: s.m.Name, Weaves: s.weaves, Lines: make([]LineStats, len(s.lines)),
-		Sites: make([]SiteStats, len(s.sites)), Kinds: make([]KindStats, NumKinds)}
-	var stallPS int64
-	for k := range st.Kinds {
-		st.Kinds[k].Kind = Kind(k)
-	}
-	var tot []hwmodel.LineStats // the replay's running totals (KeepTotals)
-	var logged [][hwmodel.NumOps]int64
-	if s.rp != nil {
-		tot, logged = s.rp.Totals(), s.rp.Logged()
-	}
-	for i, a := range s.lineStats {
-		li := s.lineInfo[i]
-		var ops [hwmodel.NumOps]int64
-		if i < len(logged) {
-			ops = logged[i]
-		}
-		accesses, chargedPS := s.accCharged(&ops)
-		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: ops,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, Host: a.host.public()}
-		if i < len(tot) {
-			r := &tot[i]
-			for c, x := range r.Transfers {
-				ls.Transfers[c] = int64(x)
-			}
-			ls.Invalidations, ls.Fills, ls.LockWaits = int64(r.Invalidations), int64(r.Fills), int64(r.LockWaits)
-			ls.BusyNS = float64(r.BusyPS) / 1000
-		}
-		st.Lines[i] = ls
-		st.Accesses += accesses
-		stallPS += a.stallPS
-		k := &st.Kinds[li.kind]
-		k.Lines++
-		k.Accesses += accesses
-		k.Transfers += ls.TotalTransfers()
-		k.StallNS += ls.StallNS
-		k.UncontendedNS += ls.UncontendedNS
-		k.Host.Calls += a.host.calls
-		k.Host.Accesses += a.host.accesses
-		k.Host.NS += float64(a.host.ns)
-	}
-	st.StallNS = float64(stallPS) / 1000
-	for i, a := range s.siteStats {
-		accesses, chargedPS := s.accCharged(&a.ops)
-		st.Sites[i] = SiteStats{Site: Site(i), Name: s.sites[i], Accesses: accesses, Ops: a.ops,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000}
-	}
-	return st
-}
-
-// statsTopLines is how many lines WriteStats lists.
-const statsTopLines = 20
-
-// WriteStats prints the cumulative statistics as tables: the lines with the
-// most stall (with their transfers by distance class), the sites by stall,
-// and the object kinds with the host's sampled ns per access beside the
-// target's modeled ns. Without host sampling the output depends only on
-// the logs woven: the same logs give the same bytes.
-func (s *Space) WriteStats(w io.Writer) error {
-	st := s.Stats()
-	var b strings.Builder
-	fmt.Fprintf(&b, "contention on %s: %d weaves, %d accesses, %.1f ns stall\n", st.Machine, st.Weaves, st.Accesses, st.StallNS)
-
-	lines := slices.Clone(st.Lines)
-	lines = slices.DeleteFunc(lines, func(l LineStats) bool { return l.Accesses == 0 })
-	slices.SortStableFunc(lines, func(a, b LineStats) int { return cmp.Compare(b.StallNS, a.StallNS) })
-	if len(lines) > statsTopLines {
-		fmt.Fprintf(&b, "\ntop %d of %d lines by stall:\n", statsTopLines, len(lines))
-		lines = lines[:statsTopLines]
-	} else {
-		fmt.Fprintf(&b, "\nlines by stall:\n")
-	}
-	fmt.Fprintf(&b, "  %-28s %-10s %4s %10s %10s %12s %8s %8s", "line", "kind", "home", "accesses", "rmw+lock", "stall_ns", "ns/acc", "host/acc")
-	for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
-		fmt.Fprintf(&b, " %8s", c)
-	}
-	fmt.Fprintf(&b, " %8s %8s %8s\n", "inval", "fills", "lockwait")
-	for _, l := range lines {
-		fmt.Fprintf(&b, "  %-28s %-10s %4d %10d %10d %12.1f %8.1f %8s", clip(l.Name, 28), l.Kind, l.Home, l.Accesses,
-			l.Ops[hwmodel.RMW]+l.Ops[hwmodel.Lock], l.StallNS, l.ModeledNS(), hostCell(l.Host))
-		for c := hwmodel.ClassSMT; c < hwmodel.NumClasses; c++ {
-			fmt.Fprintf(&b, " %8d", l.Transfers[c])
-		}
-		fmt.Fprintf(&b, " %8d %8d %8d\n", l.Invalidations, l.Fills, l.LockWaits)
-	}
-
-	sites := slices.Clone(st.Sites)
-	sites = slices.DeleteFunc(sites, func(x SiteStats) bool { return x.Accesses == 0 })
-	slices.SortStableFunc(sites, func(a, b SiteStats) int { return cmp.Compare(b.StallNS, a.StallNS) })
-	fmt.Fprintf(&b, "\nsites by stall:\n  %-28s %10s %12s %8s %7s\n", "site", "accesses", "stall_ns", "ns/acc", "share")
-	for _, x := range sites {
-		share := 0.0
-		if st.StallNS > 0 {
-			share = 100 * x.StallNS / st.StallNS
-		}
-		fmt.Fprintf(&b, "  %-28s %10d %12.1f %8.1f %6.1f%%\n", clip(x.Name, 28), x.Accesses, x.StallNS,
-			(x.StallNS+x.UncontendedNS)/float64(x.Accesses), share)
-	}
-
-	fmt.Fprintf(&b, "\nobjects (target modeled vs host sampled ns per access):\n  %-10s %6s %10s %10s %12s %8s %8s %8s\n",
-		"kind", "lines", "accesses", "transfers", "stall_ns", "ns/acc", "host/acc", "samples")
-	for _, k := range st.Kinds {
-		if k.Accesses == 0 && k.Host.Calls == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "  %-10s %6d %10d %10d %12.1f %8.1f %8s %8d\n", k.Kind, k.Lines, k.Accesses, k.Transfers,
-			k.StallNS, k.ModeledNS(), hostCell(k.Host), k.Host.Calls)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func hostCell(h HostNS) string {
-	if h.Calls == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", h.PerAccess())
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "~"
-}

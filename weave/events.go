@@ -1,0 +1,68 @@
+package weave
+
+import "github.com/rqemu/rqemu/internal/heap"
+
+const (
+	evArrive = iota // a CPU issues its next request
+	evServe         // a line may serve a waiter
+)
+
+// event is one pending event. Events are processed in the order of
+// (t, kind, who); two events equal in all three are the same event
+// pushed twice (a superseded wake-up or serve at the time of the live
+// one), and whichever is popped first does the work, so no sequence
+// number is needed to order them.
+type event struct {
+	t   int64  // ps
+	key uint64 // kind<<32 | who: who is the CPU for evArrive, the line for evServe
+}
+
+func mkEvent(t int64, kind uint8, who int32) event {
+	return event{t: t, key: uint64(kind)<<32 | uint64(uint32(who))}
+}
+
+func (e event) kind() uint8 { return uint8(e.key >> 32) }
+func (e event) who() int32  { return int32(uint32(e.key)) }
+
+// Less orders events by (t, kind, who).
+func (e event) Less(b event) bool { return e.t < b.t || e.t == b.t && e.key < b.key }
+
+// pending reports whether any event is pending; nextT is the time of the
+// next one.
+func (rp *Replayer) pending() bool { return rp.hasNext || len(rp.q) > 0 }
+
+func (rp *Replayer) nextT() int64 {
+	if rp.hasNext {
+		return rp.next.t
+	}
+	return rp.q[0].t
+}
+
+// push queues e. An event that comes before everything queued (a serve of
+// a free line, a CPU going on at once: about half of all events) is kept
+// in next and popped without a heap operation; the one it displaces goes
+// to the heap.
+func (rp *Replayer) push(e event) {
+	switch {
+	case rp.hasNext:
+		if e.Less(rp.next) {
+			e, rp.next = rp.next, e
+		}
+	case len(rp.q) == 0 || e.Less(rp.q[0]):
+		rp.next, rp.hasNext = e, true
+		return
+	}
+	rp.q = heap.Push(rp.q, e)
+}
+
+// pop takes the next event: next if set (it comes before everything in
+// the heap), else the heap's least.
+func (rp *Replayer) pop() event {
+	if rp.hasNext {
+		rp.hasNext = false
+		return rp.next
+	}
+	var e event
+	rp.q, e = heap.Pop(rp.q)
+	return e
+}

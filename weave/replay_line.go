@@ -1,0 +1,309 @@
+package weave
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
+
+// retryRates is Replayer.rate: a request reaches the line's home agent
+// and hears back in the widest transfer class within the home's package
+// (the mesh or ring of one LLC, or the IO die between CCXs), or in the
+// remote class from another package.
+func retryRates(m *hwmodel.Machine) [2]uint32 {
+	present := m.ClassesPresent()
+	local := m.Lat.Transfer[hwmodel.ClassLLC]
+	for k := hwmodel.ClassSMT; k < hwmodel.ClassRemote; k++ {
+		if present[k] {
+			local = m.Lat.Transfer[k]
+		}
+	}
+	remote := local
+	if present[hwmodel.ClassRemote] {
+		remote = m.Lat.Transfer[hwmodel.ClassRemote]
+	}
+	rate := func(ns float64) uint32 { return uint32(math.Round(1e6 / max(ns, 1))) }
+	return [2]uint32{rate(local), rate(remote)}
+}
+
+// presentRate is how often, relative to the others, waiter w presents
+// its miss to line's home while it waits (see serve): the inverse of its
+// round trip to the home. The owner past its burst (serve takes a keeper
+// first) presents nothing: the snoop of the request the home serves next
+// takes its copy, so it waits behind the others.
+func presentRate(w *waiter, line *hwmodel.Line) uint64 {
+	if line.Owner() == int(w.cpu) {
+		return 0
+	}
+	return uint64(w.rate)
+}
+
+// splitmix64 is the SplitMix64 finalizer: the serve's draw among waiters,
+// a function of the line and the instant only, so a replay cut into calls
+// at any instants draws the same.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+type waiter struct {
+	cpu int32
+	// rate is rp.rate for this CPU and the line's home: how often the
+	// miss is re-presented while it waits (presentRate), fixed at arrival.
+	rate   uint32
+	arrive int64
+	op     hwmodel.Op
+	notify bool
+	tag    int32
+	out    int64 // the outRead id of an Indep read, or -1
+}
+
+type replayLine struct {
+	freeAt  int64 // ps: the line is busy with a transaction until then
+	serveAt int64 // time of the pending evServe when pending
+	pending bool
+	holder  int   // lock holder, or -1
+	home    int32 // the Line's Home, which never changes
+	waiters []waiter
+	touched bool // has stats in this call
+	// st is what happened to the line: in this call, or over every call
+	// under KeepTotals. It lives here, beside the queue every request
+	// reads anyway, rather than in ReplayResult.Lines (filled from it).
+	st LineCounts
+}
+
+func (rp *Replayer) touch(li int32) *LineCounts {
+	l := &rp.ls[li]
+	if !l.touched && !rp.totals {
+		l.touched = true
+		rp.res.Touched = append(rp.res.Touched, li)
+	}
+	return &l.st
+}
+
+// schedule makes sure line li gets a serve event at time t.
+func (rp *Replayer) schedule(li int, t int64) {
+	l := &rp.ls[li]
+	if l.pending && l.serveAt <= t {
+		return
+	}
+	l.pending = true
+	l.serveAt = t
+	rp.push(mkEvent(t, evServe, int32(li)))
+}
+
+func (rp *Replayer) serve(li int, now int64) {
+	l := &rp.ls[li]
+	if !l.pending || now != l.serveAt {
+		return // superseded by an earlier serve event
+	}
+	l.pending = false
+	if len(l.waiters) == 0 {
+		return
+	}
+	if now < l.freeAt {
+		rp.schedule(li, l.freeAt)
+		return
+	}
+	line := rp.lines[li]
+	pick := -1
+	owner := line.Owner()
+	if at, due := rp.keeperDue(li, now); due {
+		rp.schedule(li, at)
+		return
+	}
+	keeper := int32(-1) // the owner while it Keeps the line
+	if owner >= 0 && rp.m.Keeps(line, owner) {
+		keeper = int32(owner)
+	}
+	held := l.holder != -1
+	eligible := func(w *waiter) bool { return w.op != hwmodel.Lock || !held }
+	var total uint64
+	first := -1
+	for i := range l.waiters {
+		w := &l.waiters[i]
+		if !eligible(w) {
+			continue // a Lock is served only when the lock is free
+		}
+		if w.cpu == keeper {
+			pick = i
+			break
+		}
+		if first < 0 {
+			first = i
+		}
+		total += presentRate(w, line)
+	}
+	switch {
+	case pick >= 0:
+	case first < 0:
+		return // every waiter wants a held lock; the Unlock reschedules
+	case total == 0:
+		pick = first // only the owner waits
+	default:
+		// The free line goes to the first miss re-presented to the
+		// home: each waiter with a chance in proportion to its
+		// presentation rate, so the home's package wins it more often
+		// than the far one (TestReplayHomeArbitration).
+		x := splitmix64(uint64(now)^uint64(li)<<48) % total
+		for i := range l.waiters {
+			w := &l.waiters[i]
+			if !eligible(w) {
+				continue
+			}
+			r := presentRate(w, line)
+			if x < r {
+				pick = i
+				break
+			}
+			x -= r
+		}
+		if l.waiters[pick].op == hwmodel.Lock {
+			// A lock is handed over in its queue's order (the
+			// qspinlock's MCS queue): the earliest locker.
+			for i := range l.waiters {
+				w := &l.waiters[i]
+				p := &l.waiters[pick]
+				if w.op == hwmodel.Lock && (w.arrive < p.arrive || w.arrive == p.arrive && w.cpu < p.cpu) {
+					pick = i
+				}
+			}
+		}
+	}
+	w := l.waiters[pick]
+	if n := len(l.waiters) - 1; pick == n {
+		l.waiters = l.waiters[:n]
+	} else {
+		l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
+	}
+	rp.serveWaiter(li, w, now)
+}
+
+// keeperDue reports whether line li, free at now, should wait for its
+// owner's next request rather than be handed over, and until when. The
+// burst effect needs the owner's next RMW to be ready when the line
+// frees; a core issuing back to back is "ready" within one RMW latency
+// (virtual time is integer ns, so logged gaps jitter by up to 1 ns).
+func (rp *Replayer) keeperDue(li int, now int64) (int64, bool) {
+	line := rp.lines[li]
+	owner := line.Owner()
+	if owner < 0 || owner >= len(rp.cpus) || !rp.m.Keeps(line, owner) {
+		return 0, false
+	}
+	oc := &rp.cpus[owner]
+	if oc.armed && oc.next < len(oc.reqs) && int(oc.reqs[oc.next].line) == li &&
+		oc.nextAt > now && oc.nextAt <= now+rp.rmwPS+1000 {
+		return oc.nextAt, true
+	}
+	return 0, false
+}
+
+// serveWaiter serves w, taken off line li's queue (or never queued: act
+// serves a request that finds its line free and unqueued at once), at
+// now: the line's state moves, the CPU is charged its stall and goes on.
+func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
+	l := &rp.ls[li]
+	line := rp.lines[li]
+	rp.npend--
+	c := int(w.cpu)
+	cpu := &rp.cpus[c]
+	st := rp.touch(int32(li))
+	st.Accesses++
+	st.Ops[w.op]++
+	cost, costPS := rp.pr.Access(line, c, w.op)
+	switch cost.Kind {
+	case hwmodel.Transfer:
+		st.Transfers[cost.Class]++
+	case hwmodel.Invalidate:
+		st.Invalidations += cost.Invalidated
+	case hwmodel.Fill:
+		st.Fills++
+	}
+	busy := costPS
+	if w.op == hwmodel.RMW || w.op == hwmodel.Lock {
+		busy += rp.rmwPS
+	}
+	if w.op == hwmodel.Read && (cost.Kind == hwmodel.Hit || cost.Kind == hwmodel.Transfer && cost.FromSharer) {
+		// A hit, or a clean forward of a line already Shared: the line
+		// is not being moved out of anyone's ownership, so concurrent
+		// readers are served in parallel and only pay their own
+		// latency, whatever the LLC's inclusion policy: an inclusive
+		// LLC has its own copy, and a non-inclusive one keeps the lines
+		// that several cores share (AMD documents it for its L3; the
+		// hot read-mostly lines of the kernel would otherwise cost each
+		// of 224 re-readers a serialized forward after every update,
+		// which the ratelimited tg->load_avg on SPR does not show).
+		busy = 0
+	}
+	l.freeAt = now + busy
+	st.BusyPS += busy
+	switch w.op {
+	case hwmodel.Lock:
+		if l.holder == c {
+			panic(fmt.Sprintf("weave: Replay: CPU %d takes lock line %d that it already holds", c, li))
+		}
+		l.holder = c
+	case hwmodel.Unlock:
+		if l.holder != c {
+			panic(fmt.Sprintf("weave: Replay: CPU %d releases lock line %d held by %d", c, li, l.holder))
+		}
+		l.holder = -1
+	}
+	finish := now + costPS
+	if w.notify {
+		rp.res.Notices = append(rp.res.Notices, Notice{CPU: int(w.cpu), T: psToNSUp(finish)})
+	}
+	switch {
+	case w.out < 0:
+		// The CPU's blocking request: the whole wait and the transfer
+		// are its stall, less what accrue already reported.
+		rp.charge(c, w.tag, int32(li), finish-w.arrive-cpu.accrued)
+		cpu.waiting, cpu.accrued = false, 0
+		clearBit(rp.waitSet, c)
+		cpu.doneAt = finish
+		rp.resume(c, finish)
+	default:
+		// The CPU's reads in flight are numbered in issue order and
+		// leave from the front, so this one is found by its number.
+		live := cpu.out.live()
+		if k := w.out - live[0].id; k >= 0 && k < int64(len(live)) && live[k].id == w.out {
+			live[k].finish = finish
+		} else {
+			panic(fmt.Sprintf("weave: Replay: CPU %d's read %d served but not in flight", c, w.out))
+		}
+		if cpu.waiting && cpu.blockedOn == w.out {
+			// The CPU stalled on this read: it resumes when the
+			// data arrives.
+			rp.charge(c, w.tag, int32(li), finish-cpu.waitSince-cpu.accrued)
+			cpu.waiting, cpu.accrued, cpu.blockedOn = false, 0, -1
+			clearBit(rp.waitSet, c)
+			cpu.out.pop()
+			cpu.doneAt = finish
+			rp.resume(c, finish)
+		}
+	}
+	if len(l.waiters) > 0 {
+		rp.schedule(li, l.freeAt)
+	}
+}
+
+// checkDone panics if requests wait with no event left to serve them.
+func (rp *Replayer) checkDone() {
+	if rp.npend == 0 {
+		return // every request served: no CPU waits or holds one back
+	}
+	var stuck []string
+	for c := range rp.cpus {
+		cpu := &rp.cpus[c]
+		if cpu.waiting || cpu.next < len(cpu.reqs) {
+			stuck = append(stuck, fmt.Sprintf("CPU %d waits on line %d (lock held by CPU %d)", c, cpu.waitLine, rp.ls[cpu.waitLine].holder))
+		}
+	}
+	if len(stuck) > 0 {
+		panic("weave: Replay: requests never served (a lock taken and not released in the streams): " + strings.Join(stuck, "; "))
+	}
+}
