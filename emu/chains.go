@@ -9,6 +9,10 @@ package emu
 // cost charged inside it to, say, select_idle_sibling is the chain
 // try_to_wake_up -> select_task_rq_fair -> select_idle_sibling.
 //
+// Recording is off unless EnableCallChains was called before the run (the
+// CLI's -profile): the hot paths then pay one predictable branch. Without
+// it WriteProfile's Children equal Self and no chains are printed.
+//
 // Simplified: the chains start at the first modeled entry point (no
 // syscall entry or user frames above it); user time and idle are chains
 // of one frame (the task's function, do_idle); time charged after the
@@ -27,6 +31,7 @@ type callNode struct {
 // callTree is a CPU's call chains. Owned by the CPU (and by the barrier's
 // work on its behalf, which runs on the engine's goroutine).
 type callTree struct {
+	on    bool // recording (EnableCallChains); set before Run
 	nodes []callNode
 	ns    []int64 // ns charged with the node as the leaf
 	cur   int32   // the frame the CPU is in
@@ -55,18 +60,36 @@ func (c *callTree) child(p int32, sym Symbol) int32 {
 // `defer rq.leave(rq.enter(SymX))`.
 func (rq *RQ) enter(sym Symbol) int32 {
 	c := &rq.calls
+	if !c.on {
+		return 0
+	}
 	prev := c.cur
 	c.cur = c.child(prev, sym)
 	return prev
 }
 
 // leave returns to the frame enter left.
-func (rq *RQ) leave(prev int32) { rq.calls.cur = prev }
+func (rq *RQ) leave(prev int32) {
+	if rq.calls.on {
+		rq.calls.cur = prev
+	}
+}
+
+// EnableCallChains records the call chains of what the profile charges
+// (before Run): -profile's Children and folded chains.
+func (s *Sim) EnableCallChains() {
+	for _, rq := range s.cpus {
+		rq.calls.on = true
+	}
+}
 
 // chargeChain adds ns of sym, charged now, to the current chain: sym's
 // own frame when the CPU is in it, else a callee of the current frame.
 func (rq *RQ) chargeChain(sym Symbol, ns int64) {
 	c := &rq.calls
+	if !c.on {
+		return
+	}
 	leaf := c.cur
 	if leaf == 0 || c.nodes[leaf].sym != sym {
 		leaf = c.child(leaf, sym)
@@ -79,6 +102,9 @@ func (rq *RQ) chargeChain(sym Symbol, ns int64) {
 // where this CPU last charged sym, or to sym alone.
 func (rq *RQ) chargeLate(sym Symbol, ns int64) {
 	c := &rq.calls
+	if !c.on {
+		return
+	}
 	leaf := c.last[sym]
 	if leaf == 0 {
 		leaf = c.child(0, sym)
