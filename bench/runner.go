@@ -23,6 +23,8 @@ type RunConfig struct {
 	// TraceWindow > 0 traces sched_switch/sched_wakeup and samples the
 	// counters over the first TraceWindow ns of virtual time.
 	TraceWindow int64
+	// CallChains records the profile's call chains (-profile).
+	CallChains bool
 	// Progress, when set, is called after every chunk of virtual time
 	// with the time reached and the run's limit.
 	Progress func(now, limit int64)
@@ -73,6 +75,9 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	}
 	if cfg.TraceWindow > 0 {
 		s.EnableTrace(cfg.TraceWindow, 0)
+	}
+	if cfg.CallChains {
+		s.EnableCallChains()
 	}
 	if err := w.Setup(s); err != nil {
 		return nil, err

@@ -62,6 +62,7 @@ func (rq *RQ) reschedCurr() {
 // schedule is core.c: __schedule(): deactivate prev if it blocks, pick the
 // next task, switch.
 func (rq *RQ) schedule(block bool) {
+	defer rq.leave(rq.enter(SymSchedule))
 	prev := rq.curr
 	rq.Stats.SchedCount++
 	rq.cost(hwmodel.OpSchedule)
@@ -205,6 +206,7 @@ func (rq *RQ) wakeUpNewTask(p *Task) {
 
 // schedTick is core.c: sched_tick() (scheduler_tick()).
 func (rq *RQ) schedTick() {
+	defer rq.leave(rq.enter(SymSchedTick))
 	rq.cost(hwmodel.OpTick)
 	rq.lockRQ(SymSchedTick)
 	rq.updateRQClock()

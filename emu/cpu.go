@@ -22,8 +22,10 @@ func (rq *RQ) advance(t int64) {
 	switch {
 	case rq.mode == modeUser && rq.curr != nil:
 		rq.profile[rq.curr.sym] += d
+		rq.chargeLate(rq.curr.sym, d)
 	default:
 		rq.profile[SymIdle] += d
+		rq.chargeLate(SymIdle, d)
 	}
 	rq.now = t
 }
@@ -56,6 +58,7 @@ func (rq *RQ) spend(sym Symbol, ns int64) {
 	}
 	rq.now += ns
 	rq.profile[sym] += ns
+	rq.chargeChain(sym, ns)
 }
 
 // smtRate is this CPU's speed, per mille of its speed alone: the preset's
@@ -278,6 +281,7 @@ func (rq *RQ) payDebt(limit int64) {
 		c := &rq.debtSites[k]
 		ns := min(c.ns, pay)
 		rq.profile[c.sym] += ns
+		rq.chargeLate(c.sym, ns)
 		pay -= ns
 		if c.ns -= ns; c.ns == 0 {
 			k++

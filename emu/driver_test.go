@@ -62,6 +62,7 @@ func runDriverKernel(tb testing.TB, m *hwmodel.Machine, kernel, driver string, s
 	if err != nil {
 		tb.Fatal(err)
 	}
+	s.EnableCallChains()
 	mixedWorkload(tb, s)
 	s.Run(dur)
 	var b bytes.Buffer

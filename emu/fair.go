@@ -247,6 +247,7 @@ func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) bool {
 
 // enqueueTaskFair is fair.c: enqueue_task_fair().
 func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
+	defer rq.leave(rq.enter(SymEnqueueTaskFair))
 	rq.cost(hwmodel.OpEnqueue)
 	// Add the task's estimated utilization to the root cfs_rq's before
 	// the PELT updates below (schedutil reads it there).
@@ -280,6 +281,7 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 // stays queued, delayed (v6.12: the util_est updates are done either
 // way, here after the dequeue as v6.6 orders them).
 func (rq *RQ) dequeueTaskFair(p *Task, flags int) bool {
+	defer rq.leave(rq.enter(SymDequeueTaskFair))
 	rq.cost(hwmodel.OpDequeue)
 	taskSleep := flags&dequeueSleep != 0
 	rq.utilEstDequeue(p)
@@ -448,6 +450,7 @@ func (rq *RQ) pickNextEntity(cfs *CfsRq, curr *SchedEntity) *SchedEntity {
 // scheduling fast path that only puts and sets the part of the hierarchy
 // that changes.
 func (rq *RQ) pickNextTaskFair(prev *Task) *Task {
+	defer rq.leave(rq.enter(SymPickNextTaskFair))
 	cfs := rq.cfs
 	if rq.cfs.hNrRunning == 0 {
 		return nil

@@ -121,6 +121,7 @@ func (rq *RQ) calcGroupShares(cfs *CfsRq) uint64 {
 
 // updateCfsGroup is fair.c: update_cfs_group() (v6.6).
 func (rq *RQ) updateCfsGroup(se *SchedEntity) {
+	defer rq.leave(rq.enter(SymUpdateCfsGroup))
 	g := se.myQ
 	if g == nil {
 		return

@@ -210,6 +210,7 @@ func taskUtilEst(p *Task) uint64 {
 // load and util of an idle CPU, whose clock stands at its last event, decay
 // to now; then the fair part (updateBlockedFair).
 func (rq *RQ) updateBlockedAverages() {
+	defer rq.leave(rq.enter(SymUpdateBlockedAverages))
 	rq.lockRQ(SymUpdateBlockedAverages)
 	rq.updateBlockedAveragesLocked()
 	rq.unlockRQ(SymUpdateBlockedAverages)

@@ -15,7 +15,9 @@ import (
 // lkpPerfProfile is lkp-tests' programs/perf-profile/parse, in Go: the
 // first line must be perf report --header's "# ========", the event comes
 // from the "# Samples: N of event 'E'" line (':' -> '-'), and each
-// "children% self% dso [k] symbol" row adds children.E.SYM and self.E.SYM.
+// "children% self% dso [k] symbol" row adds children.E.SYM and self.E.SYM,
+// and each folded call chain "P% a;b;c" adds calltrace.E.a.b.c (its first
+// five functions).
 func lkpPerfProfile(t *testing.T, out string) map[string]float64 {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -24,6 +26,7 @@ func lkpPerfProfile(t *testing.T, out string) map[string]float64 {
 	}
 	samples := regexp.MustCompile(`^# Samples: \d+[KMG ] of event `)
 	row := regexp.MustCompile(`^\s*(\d+\.\d+)%\s+(\d+\.\d+)%\s+\S+\s+\S+\s+(\S+)(\s+\S+\s+\S+)?\s*$`)
+	folded := regexp.MustCompile(`^(\d+\.\d+)%\s+(\S+)$`)
 	event := ""
 	for sc.Scan() {
 		if loc := samples.FindStringIndex(sc.Text()); loc != nil {
@@ -42,6 +45,10 @@ func lkpPerfProfile(t *testing.T, out string) map[string]float64 {
 			s, _ := strconv.ParseFloat(m[2], 64)
 			res["children."+event+"."+m[3]] += c
 			res["self."+event+"."+m[3]] += s
+		} else if m := folded.FindStringSubmatch(line); m != nil {
+			p, _ := strconv.ParseFloat(m[1], 64)
+			fns := strings.Split(m[2], ";")
+			res["calltrace."+event+"."+strings.Join(fns[:min(5, len(fns))], ".")] += p
 		}
 	}
 	return res
@@ -57,15 +64,29 @@ func TestProfileLKPParse(t *testing.T) {
 	}
 	got := lkpPerfProfile(t, b.String())
 	prof := s.Profile(nil)
-	if len(got) != 2*len(prof) {
-		t.Fatalf("lkp's parser read %d metrics, want %d:\n%s", len(got), 2*len(prof), b.String())
-	}
 	event, _ := s.profileEvent(nil)
 	key := strings.ReplaceAll(event, ":", "-")
 	for _, e := range prof {
 		if v := got["self."+key+"."+e.Symbol]; math.Abs(v-e.Percent) > 0.005 {
 			t.Errorf("self.%s.%s = %v, profile %.4f", key, e.Symbol, v, e.Percent)
 		}
+		if c := got["children."+key+"."+e.Symbol]; c < got["self."+key+"."+e.Symbol] {
+			t.Errorf("children.%s.%s = %v < self", key, e.Symbol, c)
+		}
+	}
+	// The call chains: a caller's Children exceed its Self (the callees'
+	// time), and lkp reads calltrace keys from the folded chains.
+	if c, sf := got["children."+key+".__schedule"], got["self."+key+".__schedule"]; c <= sf {
+		t.Errorf("__schedule: children %v, self %v: no callee time", c, sf)
+	}
+	nTrace := 0
+	for k := range got {
+		if strings.HasPrefix(k, "calltrace."+key+".") {
+			nTrace++
+		}
+	}
+	if nTrace == 0 {
+		t.Errorf("no calltrace keys:\n%s", b.String())
 	}
 	// A per-CPU table names its own event, so the parser keeps it apart
 	// from the whole machine's (it summed them: do_idle 246.84%).
@@ -74,7 +95,7 @@ func TestProfileLKPParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := range lkpPerfProfile(t, b.String()) {
-		if !strings.HasPrefix(k, "self."+key+"-cpu3.") && !strings.HasPrefix(k, "children."+key+"-cpu3.") {
+		if !strings.Contains(k, "."+key+"-cpu3.") {
 			t.Fatalf("CPU 3's table gives lkp key %s, want the event %s-cpu3", k, key)
 		}
 	}

@@ -54,6 +54,7 @@ func (rq *RQ) balanceInterval(sd *Domain, busy bool) int64 {
 // as if it will move a task, and keeps in the pull the next_balance of
 // the pass had it moved none (nextIfNone), which doPull restores if so.
 func (rq *RQ) rebalanceDomains(cpu int, idle int) {
+	defer rq.leave(rq.enter(SymLoadBalance))
 	busy := idle != cpuIdle
 	wasIdle := idle == cpuIdle
 	now := rq.jiffies()
@@ -103,6 +104,7 @@ func (rq *RQ) rebalanceDomains(cpu int, idle int) {
 // and v6.6: a CPU going idle balances at the idle pace, not at the busy
 // one its last busy pass set), also when it does not balance at all.
 func (rq *RQ) newidleBalance() {
+	defer rq.leave(rq.enter(SymNewidleBalance))
 	if rq.ttwuPending() {
 		return
 	}

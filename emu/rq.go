@@ -237,6 +237,9 @@ type rqAccount struct {
 	// kicks, pulls).
 	profile []int64
 	Stats   RQStats
+	// calls is the call chains of what profile charges (chains.go).
+	// Owned by the CPU; barrier: as profile.
+	calls callTree
 
 	// trace is this CPU's sched_switch/sched_wakeup records (with
 	// Sim.EnableTrace), merged in (time, CPU) order when written.

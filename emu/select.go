@@ -33,6 +33,7 @@ func (rq *RQ) selectTaskRQ(p *Task, v taskSnap, prev, wakeFlags int) int {
 // selectTaskRQFair is fair.c: select_task_rq_fair() for a wakeup
 // (WF_TTWU: SD_BALANCE_WAKE is never set, so always the fast path).
 func (rq *RQ) selectTaskRQFair(p *Task, v taskSnap, prev, wakeFlags int) int {
+	defer rq.leave(rq.enter(SymSelectTaskRQFair))
 	rq.cost(hwmodel.OpSelectRQ)
 	cpu := rq.cpu
 	newCPU := prev
@@ -157,6 +158,7 @@ func (rq *RQ) wakeAffineWeight(d *Domain, p *Task, v taskSnap, this, prev int, s
 // selectIdleSibling is fair.c: select_idle_sibling() (v6.6, no
 // asymmetric capacity, no cluster scheduling on the target machines).
 func (rq *RQ) selectIdleSibling(p *Task, v taskSnap, prev, target int) int {
+	defer rq.leave(rq.enter(SymSelectIdleSibling))
 	sim := rq.sim
 	if rq.idleCPU(target, SymSelectIdleSibling) {
 		return target

@@ -250,6 +250,7 @@ func New(cfg Config) (*Sim, error) {
 			rqAccount: rqAccount{
 				log:     s.space.NewLog(cpu),
 				profile: make([]int64, len(s.syms.names)),
+				calls:   newCallTree(len(s.syms.names)),
 			},
 			rqKernel: rqKernel{
 				sisRecent: -1,
@@ -531,6 +532,7 @@ func (s *Sim) userSymbol(name, dso string) Symbol {
 	for _, rq := range s.cpus {
 		for len(rq.profile) < len(s.syms.names) {
 			rq.profile = append(rq.profile, 0)
+			rq.calls.last = append(rq.calls.last, 0)
 		}
 	}
 	return sym

@@ -158,10 +158,11 @@ func (s *Sim) profileEvent(cpus []int) (string, int) {
 // `perf report --children --header --sort=dso,symbol` prints a
 // `perf record -a -g` of the run: the "# ========" header block, the
 // Samples / Event count lines for the sampled event (profileEvent), and Children / Self /
-// Shared Object / Symbol rows, which lkp-tests' programs/perf-profile/parse
-// parses into perf-profile.{children,self}.cycles-pp.SYMBOL. No call
-// chains are modeled, so Children equals Self. title is printed as a
-// comment after the header.
+// Shared Object / Symbol rows, each followed by its call chains in perf's
+// -g folded,0.5,callee form, which lkp-tests' programs/perf-profile/parse
+// parses into perf-profile.{children,self,calltrace}.cycles-pp.*. The
+// chains are the kernel paths that charged the cycles (chains.go). title
+// is printed as a comment after the header.
 func (s *Sim) WriteProfile(w io.Writer, cpus []int, title string) error {
 	prof := s.Profile(cpus)
 	var total int64
@@ -192,17 +193,127 @@ func (s *Sim) WriteProfile(w io.Writer, cpus []int, title string) error {
 	fmt.Fprintf(&b, "# Event count (approx.): %d\n#\n", int64(s.m.NSToCycles(float64(total))))
 	fmt.Fprintf(&b, "# Children      Self  %-*s  %s\n", dsoW, "Shared Object", "Symbol")
 	fmt.Fprintf(&b, "# ........  ........  %s  %s\n#\n", strings.Repeat(".", dsoW), strings.Repeat(".", symW))
-	for _, e := range prof {
+	chains := s.foldedChains(cpus)
+	children := map[string]int64{}
+	for _, c := range chains {
+		seen := map[string]bool{}
+		for _, f := range c.frames {
+			if !seen[f] {
+				seen[f] = true
+				children[f] += c.ns
+			}
+		}
+	}
+	// perf report --children sorts by Children; a function with no self
+	// time of its own (a caller only) is listed too.
+	rows := slices.Clone(prof)
+	for name := range children {
+		if !slices.ContainsFunc(rows, func(e ProfileEntry) bool { return e.Symbol == name }) {
+			rows = append(rows, ProfileEntry{Symbol: name})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b ProfileEntry) int {
+		if ca, cb := children[a.Symbol], children[b.Symbol]; ca != cb {
+			return int(cb - ca)
+		}
+		if a.NS != b.NS {
+			return int(b.NS - a.NS)
+		}
+		return strings.Compare(a.Symbol, b.Symbol)
+	})
+	pctOf := func(ns int64) string { return fmt.Sprintf("%.2f%%", 100*float64(ns)/float64(max(total, 1))) }
+	for _, e := range rows {
 		mark := "[k]"
 		if e.User {
 			mark = "[.]"
 		}
-		pct := fmt.Sprintf("%.2f%%", e.Percent)
-		fmt.Fprintf(&b, "%10s  %8s  %-*s  %s %s\n", pct, pct, dsoW, profileDSO(e), mark, e.Symbol)
+		fmt.Fprintf(&b, "%10s  %8s  %-*s  %s %s\n", pctOf(max(children[e.Symbol], e.NS)), pctOf(e.NS), dsoW, profileDSO(e), mark, e.Symbol)
+		// -g folded,0.5,callee (lkp's perf-profile monitor): the chains
+		// through this function, from it up to their first modeled
+		// caller, at 0.5% of the samples or more.
+		for _, f := range foldedFrom(chains, e.Symbol, total/200) {
+			fmt.Fprintf(&b, "%s %s\n", pctOf(f.ns), strings.Join(f.frames, ";"))
+		}
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// chainNS is a call chain's functions, leaf first, and its ns.
+type chainNS struct {
+	frames []string
+	ns     int64
+}
+
+// foldedChains is every call chain the given CPUs charged (chains.go),
+// by the names perf shows, identical ones merged, in a stable order.
+func (s *Sim) foldedChains(cpus []int) []chainNS {
+	if cpus == nil {
+		for i := range s.cpus {
+			cpus = append(cpus, i)
+		}
+	}
+	byKey := map[string]*chainNS{}
+	var out []*chainNS
+	for _, c := range cpus {
+		t := &s.cpus[c].calls
+		for n := int32(1); n < int32(len(t.nodes)); n++ {
+			if t.ns[n] == 0 {
+				continue
+			}
+			var frames []string
+			for _, sym := range t.chain(n) {
+				frames = append(frames, s.symbolName(sym))
+			}
+			k := strings.Join(frames, ";")
+			if byKey[k] == nil {
+				byKey[k] = &chainNS{frames: frames}
+				out = append(out, byKey[k])
+			}
+			byKey[k].ns += t.ns[n]
+		}
+	}
+	res := make([]chainNS, len(out))
+	for i, c := range out {
+		res[i] = *c
+	}
+	slices.SortStableFunc(res, func(a, b chainNS) int {
+		return strings.Compare(strings.Join(a.frames, ";"), strings.Join(b.frames, ";"))
+	})
+	return res
+}
+
+// foldedFrom is the chains through fn cut to start at it (callee order:
+// fn, its caller, ...), merged, at least min ns, largest first.
+func foldedFrom(chains []chainNS, fn string, min int64) []chainNS {
+	byKey := map[string]*chainNS{}
+	var out []*chainNS
+	for _, c := range chains {
+		i := slices.Index(c.frames, fn)
+		if i < 0 {
+			continue
+		}
+		k := strings.Join(c.frames[i:], ";")
+		if byKey[k] == nil {
+			byKey[k] = &chainNS{frames: c.frames[i:]}
+			out = append(out, byKey[k])
+		}
+		byKey[k].ns += c.ns
+	}
+	var res []chainNS
+	for _, c := range out {
+		if c.ns >= max(min, 1) {
+			res = append(res, *c)
+		}
+	}
+	slices.SortStableFunc(res, func(a, b chainNS) int {
+		if a.ns != b.ns {
+			return int(b.ns - a.ns)
+		}
+		return strings.Compare(strings.Join(a.frames, ";"), strings.Join(b.frames, ";"))
+	})
+	return res
 }
 
 // SymbolNS is the total ns all CPUs spent in the named symbol (as the

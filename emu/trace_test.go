@@ -16,6 +16,7 @@ func traceSim(t *testing.T, driver string) *Sim {
 		t.Fatal(err)
 	}
 	s.EnableTrace(5*ms, ms/2)
+	s.EnableCallChains()
 	g, err := s.NewGroup("docker", nil, 100)
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func (rq *RQ) signal(sem *Sem, stamp int64, wakeFlags int) {
 // gets it at the barrier (opSignal, applySignal), where the task's own
 // state decides.
 func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
+	defer rq.leave(rq.enter(SymTryToWakeUp))
 	v := rq.taskView(p)
 	owned := p.cpu == rq.cpu
 	if !asleepOn(v.state, v.waitingOn, sem) {
@@ -482,6 +483,7 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 // schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
 // queued wakeups under our own lock.
 func (rq *RQ) schedTTWUPending() {
+	defer rq.leave(rq.enter(SymSchedTTWUPending))
 	// llist_del_all(): from here a new wakeup finds the list empty.
 	rq.wlLastDrain = rq.now
 	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))

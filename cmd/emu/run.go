@@ -535,6 +535,7 @@ func (p *runPlan) execute(stderr io.Writer) (res *bench.Result, hostSec float64,
 	cfg.Sched = p.sched
 	cfg.Stop = stop
 	cfg.TraceWindow = 0
+	cfg.CallChains = f.profile || f.profileCPUs != ""
 	if f.trace != "" {
 		cfg.TraceWindow = int64(f.traceWindow)
 	}
