@@ -2,9 +2,14 @@ package emu
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 // stackcollapse is the fold of Brendan Gregg's stackcollapse-perf.pl
@@ -85,5 +90,52 @@ func TestPerfScriptFolds(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no multi-frame kernel stack among %d folded stacks: %v", len(folded), folded)
+	}
+}
+
+// -pprof reads back as the chains: go tool pprof's own parser
+// (profile.Parse) finds every chain's ns, and `go tool pprof -top` prints
+// the functions the profile charged most.
+func TestPprofReadsBack(t *testing.T) {
+	s, err := New(Config{Machine: machine(t, "hikey-8"), Features: mustFeatures(t, "v6.6-eevdf"), Seed: 1, Check: true, Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EnableCallChains()
+	mixedWorkload(t, s)
+	s.Run(20 * ms)
+	var b bytes.Buffer
+	if err := s.WritePprof(&b, "test"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want int64
+	deep := false
+	for _, smp := range p.Sample {
+		got += smp.Value[1]
+		deep = deep || len(smp.Location) >= 2
+	}
+	for _, rq := range s.cpus {
+		for _, v := range rq.calls.ns {
+			want += v
+		}
+	}
+	if got != want || !deep {
+		t.Errorf("pprof holds %d ns (multi-frame stacks: %v), the chains %d", got, deep, want)
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to run pprof -top")
+	}
+	f := filepath.Join(t.TempDir(), "emu.pprof")
+	if err := os.WriteFile(f, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(gobin, "tool", "pprof", "-top", "-sample_index=cpu", f).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("do_idle")) {
+		t.Errorf("go tool pprof -top: %v\n%s", err, out)
 	}
 }
