@@ -80,15 +80,15 @@ func (e *engineFlags) declare(fs *flag.FlagSet, withFeatures bool) {
 // runFlags are run's output flags.
 type runFlags struct {
 	engineFlags
-	json                             bool
-	schedstat, taskstats, schedDebug string
-	profile                          bool
-	profileCPUs                      string
-	lines                            int
-	trace                            string
-	traceWindow                      time.Duration
-	cpuprofile, fgprofFile, memFile  string
-	ndjson                           string
+	json                               bool
+	schedstat, taskstats, schedDebug   string
+	profile                            bool
+	profileCPUs, perfScript, pprofFile string
+	lines                              int
+	trace                              string
+	traceWindow                        time.Duration
+	cpuprofile, fgprofFile, memFile    string
+	ndjson                             string
 }
 
 // engineNames are the flags declared on fs so far: the engine's, before
@@ -443,6 +443,8 @@ func (f *runFlags) declareRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.schedDebug, "sched-debug", "", "write /proc/sched_debug (debugfs sched/debug) as the -features profile's kernel prints it at the end of the run to FILE")
 	fs.BoolVar(&f.profile, "profile", false, "print the virtual-cycle profile (perf report style) after the result")
 	fs.StringVar(&f.profileCPUs, "profile-cpus", "", "also print the profile of these CPUs, one table each (e.g. 0,1,112)")
+	fs.StringVar(&f.pprofFile, "pprof", "", "write the profile's call chains as a pprof profile (go tool pprof -top FILE) to FILE")
+	fs.StringVar(&f.perfScript, "perf-script", "", "write the profile's call chains as perf script prints a perf record -a -g (4000 Hz) to FILE: stackcollapse-perf.pl folds it into a flame graph")
 	fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
 	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
@@ -489,7 +491,7 @@ func planRun(f *runFlags, st *setup, stdout, stderr io.Writer) (*runPlan, error)
 	if err != nil {
 		return nil, workloadError(err)
 	}
-	outs := [][2]string{{"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-sched-debug", f.schedDebug}, {"-trace", f.trace},
+	outs := [][2]string{{"-perf-script", f.perfScript}, {"-pprof", f.pprofFile}, {"-schedstat", f.schedstat}, {"-taskstats", f.taskstats}, {"-sched-debug", f.schedDebug}, {"-trace", f.trace},
 		{"-trace", counterFile(f.trace)}, {"-o", f.ndjson}, {"-memprofile", f.memFile}, {"-cpuprofile", f.cpuprofile}, {"-fgprof", f.fgprofFile}}
 	// A workload's own files (schbench -j); "-" is stdout, and the text
 	// then goes to stderr, as the real tool prints it there.
@@ -535,7 +537,7 @@ func (p *runPlan) execute(stderr io.Writer) (res *bench.Result, hostSec float64,
 	cfg.Sched = p.sched
 	cfg.Stop = stop
 	cfg.TraceWindow = 0
-	cfg.CallChains = f.profile || f.profileCPUs != ""
+	cfg.CallChains = f.profile || f.profileCPUs != "" || f.perfScript != "" || f.pprofFile != ""
 	if f.trace != "" {
 		cfg.TraceWindow = int64(f.traceWindow)
 	}
@@ -599,6 +601,10 @@ func (p *runPlan) report(stdout io.Writer, res *bench.Result, hostSec float64) e
 		flag, file string
 		write      func(io.Writer) error
 	}{
+		{"-perf-script", f.perfScript, s.WritePerfScript},
+		{"-pprof", f.pprofFile, func(w io.Writer) error {
+			return s.WritePprof(w, fmt.Sprintf("rqemu: virtual cycles, %s on %s", p.featSpec, st.m.Name))
+		}},
 		{"-schedstat", f.schedstat, s.WriteSchedstat},
 		{"-taskstats", f.taskstats, s.WriteTaskStats},
 		{"-sched-debug", f.schedDebug, s.WriteSchedDebug},
