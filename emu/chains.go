@@ -113,6 +113,32 @@ func (rq *RQ) chargeLate(sym Symbol, ns int64) {
 	c.ns[leaf] += ns
 }
 
+// charged calls fn with each chain this CPU charged time to: its
+// functions, leaf first, and its ns.
+func (c *callTree) charged(fn func(chain []Symbol, ns int64)) {
+	for n := int32(1); n < int32(len(c.nodes)); n++ {
+		if c.ns[n] != 0 {
+			fn(c.chain(n), c.ns[n])
+		}
+	}
+}
+
+// symDSO is the shared object perf names for a symbol: the kernel, or
+// the program a user symbol belongs to.
+func (s *Sim) symDSO(sym Symbol) string {
+	if s.syms.user[sym] {
+		return s.syms.dso[sym]
+	}
+	return kernelDSO
+}
+
+// kernelDSO is perf's name for the kernel's symbols.
+const kernelDSO = "[kernel.kallsyms]"
+
+// symAddr is the made-up address -perf-script and -pprof give a
+// function: one per symbol, in the kernel text's range.
+func symAddr(sym Symbol) uint64 { return 0xffffffff81000000 + uint64(sym)<<8 }
+
 // chain is node n's functions, leaf first (perf's callee order).
 func (c *callTree) chain(n int32) []Symbol {
 	var out []Symbol

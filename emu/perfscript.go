@@ -22,30 +22,21 @@ func (s *Sim) WritePerfScript(w io.Writer) error {
 	dur := max(s.Now(), 1)
 	period := max(int64(s.m.NSToCycles(1e9/profileSampleHz)), 1)
 	for cpu, rq := range s.cpus {
-		t := &rq.calls
-		for n := int32(1); n < int32(len(t.nodes)); n++ {
-			samples := t.ns[n] * profileSampleHz / 1_000_000_000
-			if samples == 0 {
-				continue
-			}
-			chain := t.chain(n)
+		rq.calls.charged(func(chain []Symbol, ns int64) {
 			comm := "rqemu"
 			if chain[0] == SymIdle {
 				comm = "swapper"
 			}
+			samples := ns * profileSampleHz / 1_000_000_000
 			for i := range samples {
 				at := dur * (2*i + 1) / (2 * samples)
 				fmt.Fprintf(bw, "%s %6d [%03d] %6d.%06d: %10d %s:\n", comm, 0, cpu, at/1e9, at%1e9/1e3, period, event)
 				for _, sym := range chain {
-					dso := "[kernel.kallsyms]"
-					if s.syms.user[sym] {
-						dso = s.syms.dso[sym]
-					}
-					fmt.Fprintf(bw, "\t%16x %s+0x0 (%s)\n", 0xffffffff81000000+uint64(sym)<<8, s.symbolName(sym), dso)
+					fmt.Fprintf(bw, "\t%16x %s+0x0 (%s)\n", symAddr(sym), s.symbolName(sym), s.symDSO(sym))
 				}
 				bw.WriteString("\n")
 			}
-		}
+		})
 	}
 	return bw.Flush()
 }

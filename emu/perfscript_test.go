@@ -45,17 +45,25 @@ func stackcollapse(t *testing.T, text string) map[string]int {
 	return out
 }
 
-// -perf-script folds into the chains of -profile: every folded stack's
-// samples are its chain's share at 4000 Hz, and the folded stacks hold
-// the chains -profile prints (a flame graph of the same profile).
-func TestPerfScriptFolds(t *testing.T) {
-	s, err := New(Config{Machine: machine(t, "spr-2s"), Features: mustFeatures(t, "v6.6-eevdf"), Seed: 1, Check: true, Driver: "serial"})
+// chainSim runs mixedWorkload for 20 ms on topo (v6.6-eevdf, serial)
+// with the call chains recorded.
+func chainSim(t *testing.T, topo string) *Sim {
+	t.Helper()
+	s, err := New(Config{Machine: machine(t, topo), Features: mustFeatures(t, "v6.6-eevdf"), Seed: 1, Check: true, Driver: "serial"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.EnableCallChains()
 	mixedWorkload(t, s)
 	s.Run(20 * ms)
+	return s
+}
+
+// -perf-script folds into the chains of -profile: every folded stack's
+// samples are its chain's share at 4000 Hz, and the folded stacks hold
+// the chains -profile prints (a flame graph of the same profile).
+func TestPerfScriptFolds(t *testing.T) {
+	s := chainSim(t, "spr-2s")
 	var b bytes.Buffer
 	if err := s.WritePerfScript(&b); err != nil {
 		t.Fatal(err)
@@ -97,13 +105,7 @@ func TestPerfScriptFolds(t *testing.T) {
 // (profile.Parse) finds every chain's ns, and `go tool pprof -top` prints
 // the functions the profile charged most.
 func TestPprofReadsBack(t *testing.T) {
-	s, err := New(Config{Machine: machine(t, "hikey-8"), Features: mustFeatures(t, "v6.6-eevdf"), Seed: 1, Check: true, Driver: "serial"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableCallChains()
-	mixedWorkload(t, s)
-	s.Run(20 * ms)
+	s := chainSim(t, "hikey-8")
 	var b bytes.Buffer
 	if err := s.WritePprof(&b, "test"); err != nil {
 		t.Fatal(err)

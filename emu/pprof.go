@@ -26,32 +26,23 @@ func (s *Sim) WritePprof(w io.Writer, comment string) error {
 		if l, ok := locs[sym]; ok {
 			return l
 		}
-		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: s.symbolName(sym), SystemName: s.symbolName(sym)}
-		if s.syms.user[sym] {
-			fn.Filename = s.syms.dso[sym]
-		} else {
-			fn.Filename = "[kernel.kallsyms]"
-		}
+		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: s.symbolName(sym), SystemName: s.symbolName(sym), Filename: s.symDSO(sym)}
 		p.Function = append(p.Function, fn)
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: 0xffffffff81000000 + uint64(sym)<<8,
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: symAddr(sym),
 			Line: []profile.Line{{Function: fn}}}
 		p.Location = append(p.Location, l)
 		locs[sym] = l
 		return l
 	}
 	for _, rq := range s.cpus {
-		t := &rq.calls
-		for n := int32(1); n < int32(len(t.nodes)); n++ {
-			if t.ns[n] == 0 {
-				continue
-			}
-			smp := &profile.Sample{Value: []int64{t.ns[n] * profileSampleHz / 1_000_000_000, t.ns[n]},
+		rq.calls.charged(func(chain []Symbol, ns int64) {
+			smp := &profile.Sample{Value: []int64{ns * profileSampleHz / 1_000_000_000, ns},
 				NumLabel: map[string][]int64{"cpu": {int64(rq.cpu)}}}
-			for _, sym := range t.chain(n) {
+			for _, sym := range chain {
 				smp.Location = append(smp.Location, loc(sym))
 			}
 			p.Sample = append(p.Sample, smp)
-		}
+		})
 	}
 	if err := p.CheckValid(); err != nil {
 		return err

@@ -112,7 +112,7 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 // kernel, or the program a user symbol belongs to.
 func profileDSO(e ProfileEntry) string {
 	if !e.User {
-		return "[kernel.kallsyms]"
+		return kernelDSO
 	}
 	return e.DSO
 }
@@ -257,13 +257,9 @@ func (s *Sim) foldedChains(cpus []int) []chainNS {
 	byKey := map[string]*chainNS{}
 	var out []*chainNS
 	for _, c := range cpus {
-		t := &s.cpus[c].calls
-		for n := int32(1); n < int32(len(t.nodes)); n++ {
-			if t.ns[n] == 0 {
-				continue
-			}
+		s.cpus[c].calls.charged(func(chain []Symbol, ns int64) {
 			var frames []string
-			for _, sym := range t.chain(n) {
+			for _, sym := range chain {
 				frames = append(frames, s.symbolName(sym))
 			}
 			k := strings.Join(frames, ";")
@@ -271,8 +267,8 @@ func (s *Sim) foldedChains(cpus []int) []chainNS {
 				byKey[k] = &chainNS{frames: frames}
 				out = append(out, byKey[k])
 			}
-			byKey[k].ns += t.ns[n]
-		}
+			byKey[k].ns += ns
+		})
 	}
 	res := make([]chainNS, len(out))
 	for i, c := range out {
