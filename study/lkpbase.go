@@ -69,6 +69,18 @@ func selfShare(sym string) Metric {
 	return Metric{Name: sym + " (self)", Key: "self." + sym, Format: "%.2f", Unit: "%"}
 }
 
+// nanosleepBound is why no model that keeps nanosleep()'s timer slack
+// meets both of nanosleep-spr's ops/s and nr_running (Little's law over
+// the machine). At 462089 ops/s of 19 sleeps, 8.78 M sleeps/s; a sleep
+// asks for stress_mwc32modn(i)+8 ns, 13.8 us on average over the 19, and
+// hrtimer_nanosleep() wakes it by its hard expiry, at most
+// timer_slack_ns (50 us) later: at most 8.78 M/s x 63.8 us = 560 of the
+// 1792 threads sleep at a time, so at least 1232 are on a runqueue, 5.5
+// per CPU. lkp's sched_debug figure is an average of periodic snapshots
+// (programs/sched_debug/parse, proc-vmstat's monitor), which may include
+// samples outside the 60 s run; it is printed, not fitted to.
+const nanosleepBound = "at 8.78 M sleeps/s of at most 13.8 us asked + 50 us slack, at most 560 of the 1792 threads sleep at a time, so at least 5.5 per CPU are on a runqueue (Little's law)"
+
 // pub is m with its published value.
 func pub(m Metric, v float64) Metric { m.Pub = v; return m }
 
@@ -85,7 +97,8 @@ var lkpBase = &Study{
 	Name: "lkp-base", Set: "calibration",
 	Doc: "the kernel test robot's base-kernel runs on spr-2s, icl-2s and epyc-9654-2s (stress-ng nanosleep, hackbench pipe/socket), each on its kernel",
 	Published: "lkp's base-kernel columns, 60-300 s averages (experiments.md lkp-base); nanosleep-spr's native_queued_spin_lock_slowpath 1.29% has no model symbol " +
-		"(a contended rq lock's wait is charged to its caller), and its select_idle_cpu 11.21% + select_idle_sibling 0.50% compare with the model's select_idle_sibling (which charges the scan there)",
+		"(a contended rq lock's wait is charged to its caller), and its select_idle_cpu 11.21% + select_idle_sibling 0.50% compare with the model's select_idle_sibling (which charges the scan there); " +
+		"nanosleep-spr's nr_running 2.05 cannot be met together with its ops/s: " + nanosleepBound,
 	Source:   "Intel 0-day kernel test robot reports, the parent commits' columns (lkp-tests)",
 	Settings: []Setting{{"row's kernel", ""}},
 	Rows: []Row{
