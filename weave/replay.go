@@ -51,6 +51,11 @@ type LineCounts struct {
 	// BusyPS is the time the line spent serving transactions (a store,
 	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
 	BusyPS int64
+	// HeldPS is, for a lock line, the time its lock was held: from each
+	// Lock's completion to its Unlock's, in ps (a critical section's
+	// length, counted when it ends); Releases counts those Unlocks.
+	HeldPS   int64
+	Releases int
 }
 
 // ReplayResult is the outcome of a replay.

@@ -66,10 +66,12 @@ type replayLine struct {
 	freeAt  int64 // ps: the line is busy with a transaction until then
 	serveAt int64 // time of the pending evServe when pending
 	pending bool
-	holder  int   // lock holder, or -1
-	home    int32 // the Line's Home, which never changes
-	waiters []waiter
-	touched bool // has stats in this call
+	holder  int // lock holder, or -1
+	// lockedAt is when the holder's Lock completed (ps), while held.
+	lockedAt int64
+	home     int32 // the Line's Home, which never changes
+	waiters  []waiter
+	touched  bool // has stats in this call
 	// st is what happened to the line: in this call, or over every call
 	// under KeepTotals. It lives here, beside the queue every request
 	// reads anyway, rather than in ReplayResult.Lines (filled from it).
@@ -246,12 +248,14 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 		if l.holder == c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d takes lock line %d that it already holds", c, li))
 		}
-		l.holder = c
+		l.holder, l.lockedAt = c, now+costPS
 	case hwmodel.Unlock:
 		if l.holder != c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d releases lock line %d held by %d", c, li, l.holder))
 		}
 		l.holder = -1
+		st.HeldPS += now + costPS - l.lockedAt
+		st.Releases++
 	}
 	finish := now + costPS
 	if w.notify {

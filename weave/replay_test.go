@@ -115,6 +115,11 @@ func TestReplayLockFIFO(t *testing.T) {
 	if res.Lines[0].LockWaits != 2 {
 		t.Errorf("lock waits %d, want 2", res.Lines[0].LockWaits)
 	}
+	// The critical sections: 1000, 100 and 100 ns, each from its Lock's
+	// completion (after the fill or transfer) to its Unlock.
+	if l := res.Lines[0]; l.Releases != 3 || !near(float64(l.HeldPS)/1000, 1200) {
+		t.Errorf("held %d ps over %d releases, want 1200 ns over 3", l.HeldPS, l.Releases)
+	}
 }
 
 // TestReplayDeterministic: the same input gives the same output.
@@ -336,6 +341,8 @@ func TestReplayKeepTotals(t *testing.T) {
 					a.LockWaits += b.LockWaits
 					a.StallNS += b.StallNS
 					a.BusyPS += b.BusyPS
+					a.HeldPS += b.HeldPS
+					a.Releases += b.Releases
 				}
 			}
 		}
