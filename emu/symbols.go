@@ -55,6 +55,10 @@ const (
 	SymExitMMAP
 	SymMigrationCPUStop
 	SymSetCPUsAllowedPtr
+	SymVFSWrite
+	SymVFSRead
+	SymFileUpdateTime
+	SymTouchAtime
 	numKernelSymbols
 )
 
@@ -107,6 +111,13 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	// The stopper's half of a sched_setaffinity() move (affinity.go).
 	SymMigrationCPUStop:  "migration_cpu_stop",
 	SymSetCPUsAllowedPtr: "__set_cpus_allowed_ptr",
+	// A pipe write()'s or read()'s work around the pipe's mutex
+	// (pipe.go, pipeCostBefore): the VFS layer before __pipe_lock(),
+	// the timestamps after __pipe_unlock().
+	SymVFSWrite:       "vfs_write",
+	SymVFSRead:        "vfs_read",
+	SymFileUpdateTime: "file_update_time",
+	SymTouchAtime:     "touch_atime",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
