@@ -474,8 +474,16 @@ func (p *Pipe) chunk(pos int64, fresh bool, c int) pipeChunk {
 
 // pipeData logs the copy of a chunk's bytes: copy_page_from_iter()'s
 // stores (op Write) or copy_page_to_iter()'s loads (Read), one access per
-// line.
+// line. The copy's loads (copy_user_enhanced_fast_string()'s rep movsb on
+// x86, v6.6) do not depend on each other for their addresses: an
+// out-of-order core overlaps their misses (independent loads, up to the
+// preset's MLP), and the next access that is not one waits for them.
+// Simplified: the stores block one by one (the weave has no store
+// buffer).
 func (rq *RQ) pipeData(p *Pipe, c pipeChunk, op hwmodel.Op, sym Symbol) {
+	if op == hwmodel.Read {
+		defer rq.log.SetIndependent(rq.log.SetIndependent(true))
+	}
 	base := c.frame * pipeLinesPerPage
 	for l := c.off / pipeLineBytes; l <= (c.off+c.n-1)/pipeLineBytes; l++ {
 		rq.pipeAccess(p.frames[base+l], op, sym)
