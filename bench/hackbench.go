@@ -60,7 +60,7 @@ import (
 //     copy_to_user in the read) as compute at copyBytesPerCycle.
 //   - A pipe is also its shared memory (emu.Pipe, fs/pipe.c's rules): each
 //     write runs pipe_write() on the lines of the receiver's pipe under its
-//     mutex (the emu.PipeWrite step, which charges OpPipeWrite inside the
+//     mutex (the emu.PipeWrite step, which charges OpPipeWrite around the
 //     mutex hold), each read pipe_read() (PipeReadWait on the wait,
 //     PipeCopyOut with the copy_to_user, charging OpPipeRead), and the
 //     room wakeups the wr_wait queue (PipeWaitRoom, PipeGiveRoom), so the

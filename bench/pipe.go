@@ -18,7 +18,7 @@ import (
 // side never blocks and has no space semaphore. Each pipe is also its
 // shared memory (emu.Pipe, fs/pipe.c's rules): a write runs pipe_write()
 // on the pipe's lines under its mutex (emu.PipeWrite, charging
-// OpPipeWrite there), a read pipe_read() (PipeReadWait on the wait,
+// OpPipeWrite around it), a read pipe_read() (PipeReadWait on the wait,
 // PipeCopyOut on the task's next action, charging OpPipeRead), so the two
 // CPUs pass the pipe's lines back and forth.
 //
@@ -78,7 +78,7 @@ func (w *pipeBench) Setup(s *emu.Sim) error {
 		return err
 	}
 	// A 4-byte token never fills a pipe: no room to wait for. The pipe
-	// steps charge OpPipeWrite and OpPipeRead under the pipe's mutex.
+	// steps charge OpPipeWrite and OpPipeRead around the pipe's mutex.
 	path := &chanPath{
 		write: emu.Signal(nil).With(hwmodel.OpSyscall).WithSync(),
 		read:  emu.Wait(nil).With(hwmodel.OpSyscall),

@@ -137,6 +137,64 @@ const (
 	pipeLine2        // tmp_page, fasync_*, bufs, watch_queue
 )
 
+// A pipe write()'s or read()'s base cost (the preset's pipe_write or
+// pipe_read: what the syscall runs beyond its entry and exit) is split
+// around the pipe's mutex as the kernel runs it (v6.6: fs/read_write.c
+// ksys_write() -> vfs_write() -> fs/pipe.c pipe_write(); likewise
+// vfs_read() -> pipe_read()):
+//   - before __pipe_lock(): the VFS layer (fdget_pos(), rw_verify_area(),
+//     security_file_permission(), init_sync_kiocb()) and mutex_lock()'s
+//     might_sleep(), charged to vfs_write / vfs_read;
+//   - under the mutex: pipe_write()'s or pipe_read()'s body and its copy
+//     (copy_page_from_iter(), copy_page_to_iter()), pipe_write / pipe_read;
+//   - after __pipe_unlock(): kill_fasync() and the timestamps,
+//     file_update_time() or file_accessed()'s touch_atime().
+//
+// [E] The shares are the self cycles of the functions each phase runs in
+// a kernel test robot profile of hackbench over pipes on a 2-socket
+// Cascade Lake (lkp-csl-2sp9, hackbench pipe process 50%, the 829c1651e9
+// column of its 2023-02-21 report): 15.3% before the lock (ksys_*,
+// __fget_light, __fdget_pos, vfs_*, rw_verify_area,
+// security_file_permission, apparmor_file_permission, aa_file_perm,
+// fsnotify_perm, __get_task_ioprio, __might_sleep, __x64_sys_*), 20.9%
+// under it (pipe_write, pipe_read, copy_user_enhanced_fast_string and the
+// iov_iter copy functions, __might_fault, __might_resched, page_copy_sane,
+// anon_pipe_buf_release, __cond_resched), 4.0% after it
+// (file_update_time, inode_needs_update_time, current_time,
+// ktime_get_coarse_real_ts64, touch_atime, atime_needs_update,
+// mnt_user_ns, kill_fasync): 0.38 / 0.52 / 0.10. Simplified: one split
+// for both directions (the profile does not tell a read()'s VFS work from
+// a write()'s), and the self cycles under the lock include the pipe's
+// cache misses, which the weave prices on top: the share under the lock
+// is if anything too large.
+const (
+	pipeCostBefore = 0.38
+	pipeCostAfter  = 0.10
+)
+
+// pipe phases of a base cost (pipeCost).
+const (
+	pipeBefore = iota
+	pipeUnder
+	pipeAfter
+)
+
+// pipeCost charges phase of op's base cost to sym, as cost does (the
+// three phases sum to the whole, in integer ns).
+func (rq *RQ) pipeCost(sym Symbol, op hwmodel.KernelOp, phase int) {
+	total := rq.m.Cost(op)
+	before := int64(float64(total)*pipeCostBefore + 0.5)
+	after := int64(float64(total)*pipeCostAfter + 0.5)
+	ns := [...]int64{before, total - before - after, after}[phase]
+	switch {
+	case rq.pay.paidBy != nil || ns == 0:
+	case rq.pay.barrier:
+		rq.addDebt(sym, ns)
+	default:
+		rq.spend(sym, ns)
+	}
+}
+
 // PipeSpec describes a pipe to create.
 type PipeSpec struct {
 	Name string
@@ -218,17 +276,21 @@ const (
 	// PipeWrite, on a Signal of the pipe's Data by writer W: its write()
 	// of one message, pipe_write() under the mutex, then the wakeup of
 	// the reader (the signal, stamped for the reader: Pipe.Writer). It
-	// charges the preset's pipe_write cost inside the mutex hold.
+	// charges the preset's pipe_write cost around the mutex hold as the
+	// kernel spends it (pipeCostBefore: vfs_write(), pipe_write() under
+	// the mutex, file_update_time()).
 	PipeWrite
-	// PipeReadWait, on the reader's Wait on Data: the read()'s wait for
-	// a message. With none pending it is pipe_read()'s empty pass and
+	// PipeReadWait, on the reader's Wait on Data: the read()'s VFS entry
+	// (vfs_read(), pipeCostBefore) and its wait for a message. With none
+	// pending it is pipe_read()'s empty pass and
 	// wait_event_interruptible_exclusive() up to the schedule(); with one,
-	// nothing (the copy-out does it all).
+	// nothing more (the copy-out does the rest).
 	PipeReadWait
 	// PipeCopyOut, on the reader's next action after a PipeReadWait:
 	// the rest of that read(): the wait's wake side if it slept, then
 	// pipe_read()'s copy of the message the wait consumed (the task's
-	// Stamp) under the mutex, charging the preset's pipe_read cost there.
+	// Stamp) under the mutex, charging the rest of the preset's pipe_read
+	// cost (pipeCostBefore): pipe_read() there, touch_atime() after.
 	// It finishes the previous syscall, so it runs before the action's
 	// own kernel ops (Action.Kernel).
 	PipeCopyOut
@@ -412,8 +474,16 @@ func (p *Pipe) chunk(pos int64, fresh bool, c int) pipeChunk {
 
 // pipeData logs the copy of a chunk's bytes: copy_page_from_iter()'s
 // stores (op Write) or copy_page_to_iter()'s loads (Read), one access per
-// line.
+// line. The copy's loads (copy_user_enhanced_fast_string()'s rep movsb on
+// x86, v6.6) do not depend on each other for their addresses: an
+// out-of-order core overlaps their misses (independent loads, up to the
+// preset's MLP), and the next access that is not one waits for them.
+// Simplified: the stores block one by one (the weave has no store
+// buffer).
 func (rq *RQ) pipeData(p *Pipe, c pipeChunk, op hwmodel.Op, sym Symbol) {
+	if op == hwmodel.Read {
+		defer rq.log.SetIndependent(rq.log.SetIndependent(true))
+	}
 	base := c.frame * pipeLinesPerPage
 	for l := c.off / pipeLineBytes; l <= (c.off+c.n-1)/pipeLineBytes; l++ {
 		rq.pipeAccess(p.frames[base+l], op, sym)
@@ -450,9 +520,13 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 	p.sent[w]++
 	if slept {
 		rq.pipeWaitWoken(p, wrWait, sym) // wait_event_interruptible_exclusive(pipe->wr_wait, ...)
+	} else {
+		// vfs_write() up to __pipe_lock() (after a wait for room,
+		// that pass ran it: pipeWaitRoom).
+		rq.pipeCost(SymVFSWrite, hwmodel.OpPipeWrite, pipeBefore)
 	}
 	rq.pipeLock(p)
-	rq.cost(hwmodel.OpPipeWrite)
+	rq.pipeCost(sym, hwmodel.OpPipeWrite, pipeUnder)
 	rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym) // pipe->readers; head, tail: was_empty
 	rq.pipeAccess(p.info[pipeLine2], hwmodel.Read, sym) // pipe_has_watch_queue(), pipe->bufs
 	for c := 0; c < p.pages; c++ {
@@ -495,7 +569,8 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 		p.wslept[w] = false
 		rq.pipeWake(p, wrWait, false, sym)
 	}
-	rq.pipeAccess(p.inode, hwmodel.Read, sym) // file_update_time()
+	rq.pipeAccess(p.inode, hwmodel.Read, SymFileUpdateTime) // file_update_time()
+	rq.pipeCost(SymFileUpdateTime, hwmodel.OpPipeWrite, pipeAfter)
 	a.NS, a.HasStamp = pipeStamp(w, fresh), true
 }
 
@@ -503,6 +578,7 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 // schedule() in wait_event_interruptible_exclusive(pipe->rd_wait,
 // pipe_readable(pipe)); nothing when a message is pending.
 func (rq *RQ) pipeReadWait(p *Pipe) {
+	rq.pipeCost(SymVFSRead, hwmodel.OpPipeRead, pipeBefore) // vfs_read(), up to pipe_read()'s __pipe_lock()
 	if p.data.pendingBy(rq.now) {
 		return
 	}
@@ -534,7 +610,7 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 		rq.pipeWaitWoken(p, rdWait, sym) // wait_event_interruptible_exclusive(pipe->rd_wait, ...)
 	}
 	rq.pipeLock(p)
-	rq.cost(hwmodel.OpPipeRead)
+	rq.pipeCost(sym, hwmodel.OpPipeRead, pipeUnder)
 	rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym) // was_full; head, tail, ring_size
 	rq.pipeAccess(p.info[pipeLine2], hwmodel.Read, sym) // pipe->bufs
 	for c := 0; c < p.pages; c++ {
@@ -561,7 +637,8 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 		rq.pipeWake(p, rdWait, false, sym)
 	}
 	rq.pipeAccess(p.info[pipeLine2], hwmodel.Read, sym) // kill_fasync(&pipe->fasync_writers)
-	rq.pipeAccess(p.inode, hwmodel.Read, sym)           // file_accessed()
+	rq.pipeAccess(p.inode, hwmodel.Read, SymTouchAtime) // file_accessed()
+	rq.pipeCost(SymTouchAtime, hwmodel.OpPipeRead, pipeAfter)
 }
 
 // pipeWaitRoom is pipe_write() finding the pipe full for writer w, up to
@@ -569,9 +646,10 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 // pipe_writable(pipe)); nothing when room is pending.
 func (rq *RQ) pipeWaitRoom(a *Action, p *Pipe, w int) {
 	if a.Sem.pendingBy(rq.now) {
-		return
+		return // the write()'s VFS entry is its PipeWrite's
 	}
 	const sym = SymPipeWrite
+	rq.pipeCost(SymVFSWrite, hwmodel.OpPipeWrite, pipeBefore) // vfs_write(), up to pipe_write()'s __pipe_lock()
 	last := p.chunk(p.sent[w]*int64(p.writers)+int64(w), false, 0).slot
 	rq.pipeLock(p)
 	rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym) // pipe->readers; head, tail: not empty

@@ -230,6 +230,8 @@ func New(cfg Config) (*Sim, error) {
 		s.sites = append(s.sites, site)
 		s.setSiteSym(site, sym)
 	}
+	// A wait for a held pipe mutex is mutex_optimistic_spin()'s.
+	s.space.SetLockSpin(weave.LockSpin{Lock: s.sites[SymMutexLock], OnOwner: s.sites[SymMutexSpinOnOwner], Queued: s.sites[SymOSQLock]})
 	for sym := Symbol(0); sym < numKernelSymbols; sym++ {
 		site := s.space.Site(kernelSymbolNames[sym] + " (newidle)")
 		if sym == 0 {

@@ -55,6 +55,12 @@ const (
 	SymExitMMAP
 	SymMigrationCPUStop
 	SymSetCPUsAllowedPtr
+	SymVFSWrite
+	SymVFSRead
+	SymFileUpdateTime
+	SymTouchAtime
+	SymMutexSpinOnOwner
+	SymOSQLock
 	numKernelSymbols
 )
 
@@ -91,10 +97,13 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymSockSend:              "udp_sendmsg",
 	SymSockRecv:              "udp_recvmsg",
 	SymSwitchMM:              "switch_mm_irqs_off",
-	// The pipe's mutex and wait queues (pipe.go). A mutex wait is the
-	// optimistic spin, which perf shows as osq_lock and
-	// mutex_spin_on_owner under __mutex_lock: here all of it is
-	// mutex_lock's; spin_lock_irq() and spin_lock_irqsave() are both
+	// The pipe's mutex and wait queues (pipe.go). mutex_lock is the fast
+	// path's cmpxchg and the transfer that takes the lock; a wait for a
+	// held mutex is the optimistic spin (kernel/locking/mutex.c,
+	// mutex_optimistic_spin(), v6.6), which perf shows as
+	// mutex_spin_on_owner (the queue's head) and osq_lock (behind it)
+	// under __mutex_lock (weave.LockSpin; simplified: no __mutex_lock
+	// frame of its own). spin_lock_irq() and spin_lock_irqsave() are both
 	// _raw_spin_lock_irqsave's.
 	SymMutexLock:          "mutex_lock",
 	SymMutexUnlock:        "mutex_unlock",
@@ -107,6 +116,15 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	// The stopper's half of a sched_setaffinity() move (affinity.go).
 	SymMigrationCPUStop:  "migration_cpu_stop",
 	SymSetCPUsAllowedPtr: "__set_cpus_allowed_ptr",
+	// A pipe write()'s or read()'s work around the pipe's mutex
+	// (pipe.go, pipeCostBefore): the VFS layer before __pipe_lock(),
+	// the timestamps after __pipe_unlock().
+	SymVFSWrite:         "vfs_write",
+	SymVFSRead:          "vfs_read",
+	SymFileUpdateTime:   "file_update_time",
+	SymTouchAtime:       "touch_atime",
+	SymMutexSpinOnOwner: "mutex_spin_on_owner",
+	SymOSQLock:          "osq_lock",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.

@@ -51,6 +51,11 @@ type LineCounts struct {
 	// BusyPS is the time the line spent serving transactions (a store,
 	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
 	BusyPS int64
+	// HeldPS is, for a lock line, the time its lock was held: from each
+	// Lock's completion to its Unlock's, in ps (a critical section's
+	// length, counted when it ends); Releases counts those Unlocks.
+	HeldPS   int64
+	Releases int
 }
 
 // ReplayResult is the outcome of a replay.
@@ -143,6 +148,39 @@ type Replayer struct {
 	withNew        []int // Advance's scratch: the CPUs with new requests
 	// totals: Lines are running totals over the calls (KeepTotals).
 	totals bool
+	// spin[tag] are the tags a Lock of tag waits at while the lock is
+	// held (SetLockSpin); set is false for a tag without.
+	spin []spinTags
+}
+
+type spinTags struct {
+	set             bool
+	onOwner, queued int32
+}
+
+// SetLockSpin charges the wait of a Lock of tag lock that finds the lock
+// held to onOwner, or to queued when another Lock already waits for the
+// line, until the line starts serving it (Space's LockSpin).
+func (rp *Replayer) SetLockSpin(lock, onOwner, queued int32) {
+	for int(lock) >= len(rp.spin) {
+		rp.spin = append(rp.spin, spinTags{})
+	}
+	rp.spin[lock] = spinTags{set: true, onOwner: onOwner, queued: queued}
+}
+
+// spinTag is the tag a Lock of tag that finds the lock of line l held
+// waits at (the head's, when no other Lock waits: mutex_spin_on_owner();
+// else the queue's, osq_lock()), or -1 for a tag without spin tags.
+func (rp *Replayer) spinTag(tag int32, l *replayLine) int32 {
+	if int(tag) >= len(rp.spin) || !rp.spin[tag].set {
+		return -1
+	}
+	for i := range l.waiters {
+		if l.waiters[i].op == hwmodel.Lock {
+			return rp.spin[tag].queued
+		}
+	}
+	return rp.spin[tag].onOwner
 }
 
 // KeepTotals makes ReplayResult.Lines running totals over all calls of

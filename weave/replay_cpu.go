@@ -28,13 +28,27 @@ func (rp *Replayer) accrueCPU(c int, t int64) {
 	if t <= from {
 		return
 	}
-	d := t - from
+	if cpu.headAt > from {
+		// The part of the wait before the Lock became its queue's
+		// head was spent on the osq.
+		rp.accruePart(c, cpu.queuedTag, min(cpu.headAt, t)-from)
+		from = min(cpu.headAt, t)
+	}
+	rp.accruePart(c, cpu.waitTag, t-from)
+}
+
+// accruePart reports d ps more of CPU c's wait, at tag.
+func (rp *Replayer) accruePart(c int, tag int32, d int64) {
+	if d <= 0 {
+		return
+	}
+	cpu := &rp.cpus[c]
 	cpu.accrued += d
 	cpu.shift += d
 	if len(rp.res.Served[c]) == 0 {
 		setBit(rp.dirty, c)
 	}
-	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: cpu.waitTag, Line: cpu.waitLine, StallPS: d, Partial: true})
+	rp.res.Served[c] = append(rp.res.Served[c], Served{Tag: tag, Line: cpu.waitLine, StallPS: d, Partial: true})
 	sns := float64(d) / 1000
 	rp.res.CPUStall[c] += sns
 	rp.touch(cpu.waitLine).StallNS += sns
@@ -101,7 +115,11 @@ type replayCPU struct {
 	blockedOn          int64
 	waitSince, accrued int64
 	waitTag, waitLine  int32
-	doneAt             int64 // ps: when its last blocking request completed
+	// headAt: a spinning Lock became its queue's head then (ps), its
+	// wait's tag moving from queuedTag to waitTag (Replayer.nextHead).
+	headAt    int64
+	queuedTag int32
+	doneAt    int64 // ps: when its last blocking request completed
 }
 
 // wake schedules CPU c to act at time t (never before now).
@@ -201,10 +219,16 @@ func (rp *Replayer) act(c int, now int64) {
 			}
 			continue
 		}
+		spin := int32(-1)
 		if p.op == hwmodel.Lock && l.holder != -1 {
 			st.LockWaits++
+			spin = rp.spinTag(p.tag, l)
 		}
-		wt := waiter{cpu: int32(c), rate: rp.rate[rp.pr.HomeRemote(c, int(l.home))], arrive: now, op: p.op, notify: p.notify, tag: p.tag, out: -1}
+		wt := waiter{cpu: int32(c), rate: rp.rate[rp.pr.HomeRemote(c, int(l.home))], arrive: now, op: p.op, notify: p.notify, tag: p.tag, out: -1,
+			spin: spin >= 0, head: -1}
+		if spin >= 0 && spin == rp.spin[p.tag].onOwner {
+			wt.head = now // the first waiter: it spins on the owner at once
+		}
 		if p.indep {
 			cpu.outSeq++
 			wt.out = cpu.outSeq
@@ -213,6 +237,10 @@ func (rp *Replayer) act(c int, now int64) {
 			cpu.waiting, cpu.blockedOn = true, -1
 			setBit(rp.waitSet, c)
 			cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, p.tag, p.line
+			cpu.headAt = -1
+			if spin >= 0 {
+				cpu.waitTag = spin // accrue's reports while it spins
+			}
 		}
 		if len(l.waiters) == 0 && l.freeAt <= now && (p.op != hwmodel.Lock || l.holder == -1) {
 			if _, due := rp.keeperDue(int(p.line), now); !due {
@@ -248,4 +276,5 @@ func (rp *Replayer) block(c int, now int64) {
 	cpu.waiting, cpu.blockedOn = true, o.id
 	setBit(rp.waitSet, c)
 	cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, o.tag, o.line
+	cpu.headAt = -1
 }

@@ -60,16 +60,23 @@ type waiter struct {
 	notify bool
 	tag    int32
 	out    int64 // the outRead id of an Indep read, or -1
+	// spin: a Lock that found the lock held, whose tag has spin tags
+	// (Replayer.SetLockSpin); head is when it became the first Lock
+	// waiting (ps), -1 while another is ahead of it.
+	spin bool
+	head int64
 }
 
 type replayLine struct {
 	freeAt  int64 // ps: the line is busy with a transaction until then
 	serveAt int64 // time of the pending evServe when pending
 	pending bool
-	holder  int   // lock holder, or -1
-	home    int32 // the Line's Home, which never changes
-	waiters []waiter
-	touched bool // has stats in this call
+	holder  int // lock holder, or -1
+	// lockedAt is when the holder's Lock completed (ps), while held.
+	lockedAt int64
+	home     int32 // the Line's Home, which never changes
+	waiters  []waiter
+	touched  bool // has stats in this call
 	// st is what happened to the line: in this call, or over every call
 	// under KeepTotals. It lives here, beside the queue every request
 	// reads anyway, rather than in ReplayResult.Lines (filled from it).
@@ -180,7 +187,33 @@ func (rp *Replayer) serve(li int, now int64) {
 	} else {
 		l.waiters = append(l.waiters[:pick], l.waiters[pick+1:]...)
 	}
+	if w.op == hwmodel.Lock {
+		rp.nextHead(li, now)
+	}
 	rp.serveWaiter(li, w, now)
+}
+
+// nextHead makes the earliest Lock still waiting at line li, once the
+// lock is handed over, the head of the lock's queue: a spinner that
+// spins on the owner from now on (mutex_spin_on_owner(); behind it, on
+// the osq). Its CPU's reports of the wait move to that tag.
+func (rp *Replayer) nextHead(li int, now int64) {
+	l := &rp.ls[li]
+	h := -1
+	for i := range l.waiters {
+		w := &l.waiters[i]
+		if w.op == hwmodel.Lock && (h < 0 || w.arrive < l.waiters[h].arrive || w.arrive == l.waiters[h].arrive && w.cpu < l.waiters[h].cpu) {
+			h = i
+		}
+	}
+	if h < 0 || !l.waiters[h].spin || l.waiters[h].head >= 0 {
+		return
+	}
+	w := &l.waiters[h]
+	w.head = now
+	if cpu := &rp.cpus[w.cpu]; cpu.waiting && cpu.blockedOn == -1 && int(cpu.waitLine) == li {
+		cpu.headAt, cpu.queuedTag, cpu.waitTag = now, cpu.waitTag, rp.spin[w.tag].onOwner
+	}
 }
 
 // keeperDue reports whether line li, free at now, should wait for its
@@ -246,12 +279,14 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 		if l.holder == c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d takes lock line %d that it already holds", c, li))
 		}
-		l.holder = c
+		l.holder, l.lockedAt = c, now+costPS
 	case hwmodel.Unlock:
 		if l.holder != c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d releases lock line %d held by %d", c, li, l.holder))
 		}
 		l.holder = -1
+		st.HeldPS += now + costPS - l.lockedAt
+		st.Releases++
 	}
 	finish := now + costPS
 	if w.notify {
@@ -260,7 +295,22 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	switch {
 	case w.out < 0:
 		// The CPU's blocking request: the whole wait and the transfer
-		// are its stall, less what accrue already reported.
+		// are its stall, less what accrue already reported; a spinning
+		// Lock's wait up to now is its spin tag's (accrue charged the
+		// part it reported there already).
+		if w.spin {
+			sp := rp.spin[w.tag]
+			from := w.arrive + cpu.accrued // what accrue has not reported
+			if w.head >= 0 && w.head > from {
+				rp.charge(c, sp.queued, int32(li), min(w.head, now)-from)
+				from = min(w.head, now)
+			} else if w.head < 0 {
+				rp.charge(c, sp.queued, int32(li), now-from)
+				from = now
+			}
+			rp.charge(c, sp.onOwner, int32(li), now-from)
+			cpu.accrued = now - w.arrive
+		}
 		rp.charge(c, w.tag, int32(li), finish-w.arrive-cpu.accrued)
 		cpu.waiting, cpu.accrued = false, 0
 		clearBit(rp.waitSet, c)

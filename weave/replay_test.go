@@ -115,6 +115,11 @@ func TestReplayLockFIFO(t *testing.T) {
 	if res.Lines[0].LockWaits != 2 {
 		t.Errorf("lock waits %d, want 2", res.Lines[0].LockWaits)
 	}
+	// The critical sections: 1000, 100 and 100 ns, each from its Lock's
+	// completion (after the fill or transfer) to its Unlock.
+	if l := res.Lines[0]; l.Releases != 3 || !near(float64(l.HeldPS)/1000, 1200) {
+		t.Errorf("held %d ps over %d releases, want 1200 ns over 3", l.HeldPS, l.Releases)
+	}
 }
 
 // TestReplayDeterministic: the same input gives the same output.
@@ -336,6 +341,8 @@ func TestReplayKeepTotals(t *testing.T) {
 					a.LockWaits += b.LockWaits
 					a.StallNS += b.StallNS
 					a.BusyPS += b.BusyPS
+					a.HeldPS += b.HeldPS
+					a.Releases += b.Releases
 				}
 			}
 		}
@@ -409,4 +416,84 @@ func TestReplayNotices(t *testing.T) {
 	if ns := res.Notices[0].T; ns < 500+10 {
 		t.Errorf("CPU 0's Unlock completed at %d ns, before CPU 1's release at 500 ns plus its own 10 ns", ns)
 	}
+}
+
+// TestReplayLockSpinTags: mutex.c's waiters spin (mutex_optimistic_spin(),
+// v6.6) on the owner at the queue's head and in osq_lock() behind it, and
+// perf charges those functions, not mutex_lock(): with SetLockSpin the
+// wait of a Lock that finds the lock held goes to the spin tags, the
+// transfer that takes the lock to the Lock's own; without, all of it is
+// the Lock's. TestReplayLockFIFO's schedule: CPU 0 holds the lock 1000
+// ns, CPU 2 asks at 100 (first waiter: on the owner), CPU 1 at 200
+// (behind CPU 2: queued, then on the owner, CPU 2, from the handover to
+// CPU 2).
+func TestReplayLockSpinTags(t *testing.T) {
+	const lock, onOwner, queued = 1, 2, 3
+	m := mustLoad(t, "epyc-9654-2s")
+	// run replays the schedule in calls that end at cuts (the waits
+	// reported in parts: accrue), summing each CPU's stall by tag.
+	run := func(spin bool, cuts ...int64) [3]map[int32]float64 {
+		streams := make([][]Req, m.NumCPUs())
+		streams[0] = []Req{{T: 0, Op: hwmodel.Lock, Tag: lock}, {T: 1000, Op: hwmodel.Unlock, Tag: lock}}
+		streams[2] = []Req{{T: 100, Op: hwmodel.Lock, Tag: lock}, {T: 200, Op: hwmodel.Unlock, Tag: lock}}
+		streams[1] = []Req{{T: 200, Op: hwmodel.Lock, Tag: lock}, {T: 300, Op: hwmodel.Unlock, Tag: lock}}
+		rp := NewReplayer(m)
+		if spin {
+			rp.SetLockSpin(lock, onOwner, queued)
+		}
+		lines := []*hwmodel.Line{m.NewLine(0)}
+		sums := [3]map[int32]float64{{}, {}, {}}
+		for _, until := range append(cuts, math.MaxInt64) {
+			res := rp.Advance(lines, streams, until)
+			for c := range sums {
+				for _, x := range res.Served[c] {
+					sums[c][x.Tag] += float64(x.StallPS) / 1000
+				}
+			}
+			streams = make([][]Req, m.NumCPUs())
+		}
+		rp.checkDone()
+		return sums
+	}
+	plainRun, spunRun := run(false), run(true)
+	byTag := func(r [3]map[int32]float64, c int) map[int32]float64 { return r[c] }
+	plain, spun := plainRun, spunRun
+	if cut := run(true, 150, 700, 1130, 1200); !reflect.DeepEqual(roundTags(cut), roundTags(spunRun)) {
+		t.Errorf("replayed in five calls: %v, in one: %v", cut, spunRun)
+	}
+	x := m.Lat.Transfer[hwmodel.ClassLLC]
+	for _, c := range []int{0, 1, 2} {
+		p, s := byTag(plain, c), byTag(spun, c)
+		t.Logf("CPU %d: without %v, with %v", c, p, s)
+		if len(p) > 1 || !near(s[lock]+s[onOwner]+s[queued], p[lock]) {
+			t.Errorf("CPU %d: the stall moved: %v without the spin tags, %v with", c, p, s)
+		}
+	}
+	if s := byTag(spun, 0); s[onOwner]+s[queued] != 0 {
+		t.Errorf("CPU 0 found the lock free, yet spun: %v", s)
+	}
+	if s := byTag(spun, 2); !near(s[lock], x) || s[onOwner] < 900 || s[queued] != 0 {
+		t.Errorf("CPU 2, the first waiter: %v, want ~%.0f ns on the owner and the %.1f ns transfer at the lock", s, 1000-100+m.Lat.MemLocal, x)
+	}
+	// CPU 2 is handed the lock when CPU 0's release (at 1000 + the
+	// fill) frees the line: CPU 1 is queued until then, then spins on
+	// CPU 2 through its transfer and 100 ns critical section.
+	handover := 1000 + m.Lat.MemLocal
+	if s := byTag(spun, 1); !near(s[lock], x) || !near(s[queued], handover-200) || !near(s[onOwner], x+100) {
+		t.Errorf("CPU 1, queued behind CPU 2: %v, want %.1f ns on the osq, %.1f on the owner and the %.1f ns transfer at the lock", s, handover-200, x+100, x)
+	}
+}
+
+// roundTags rounds stalls to 0.1 ns, for comparing sums of parts.
+func roundTags(r [3]map[int32]float64) [3]map[int32]float64 {
+	var o [3]map[int32]float64
+	for c, m := range r {
+		o[c] = map[int32]float64{}
+		for k, v := range m {
+			if v = math.Round(v*10) / 10; v != 0 {
+				o[c][k] = v
+			}
+		}
+	}
+	return o
 }

@@ -62,6 +62,8 @@ type Space struct {
 
 	sites   []string
 	siteIdx map[string]Site
+	// spins are the sites a lock's waits are charged to (SetLockSpin).
+	spins []LockSpin
 
 	// remPS is each CPU's stall not yet handed out as whole ns, in ps.
 	remPS []int64
@@ -190,6 +192,29 @@ func (s *Space) SiteName(id Site) string {
 // NumSites is the number of interned sites, NoSite included.
 func (s *Space) NumSites() int { return len(s.sites) }
 
+// LockSpin names where a sleeping lock's waits are charged: kernel/
+// locking/mutex.c (v6.6) mutex_lock() tries its fast path (a Lock logged
+// at site Lock), then __mutex_lock_common()'s mutex_optimistic_spin()
+// spins while the owner runs: queued on the lock's osq (osq_lock())
+// behind other waiters, and at its head on the owner
+// (mutex_spin_on_owner()), which perf shows as functions of their own.
+// A Lock of site Lock that finds the lock held is charged, until the
+// line starts serving it, to Queued if another Lock already waits for
+// the line, else to OnOwner (simplified: a waiter keeps the site it
+// arrived with when it reaches the queue's head); the rest, the transfer
+// that takes the lock, stays Lock's.
+type LockSpin struct {
+	Lock, OnOwner, Queued Site
+}
+
+// SetLockSpin charges the waits of sp.Lock's Locks to its spin sites.
+func (s *Space) SetLockSpin(sp LockSpin) {
+	s.spins = append(s.spins, sp)
+	if s.rp != nil {
+		s.rp.SetLockSpin(int32(sp.Lock), int32(sp.OnOwner), int32(sp.Queued))
+	}
+}
+
 // CloneFor returns a fresh Space for target machine m with the same lines
 // (same LineIDs, names, homes and kinds) and sites, in their initial state:
 // uncached lines, no carried stall, no statistics. Logs recorded against s
@@ -202,6 +227,9 @@ func (s *Space) CloneFor(m *hwmodel.Machine) *Space {
 	}
 	for _, name := range s.sites[1:] {
 		c.Site(name)
+	}
+	for _, sp := range s.spins {
+		c.SetLockSpin(sp)
 	}
 	c.sampleEvery = s.sampleEvery
 	return c

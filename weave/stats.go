@@ -56,6 +56,11 @@ type LineStats struct {
 	// UncontendedNS the uncontended cost its accesses charged.
 	StallNS       float64
 	UncontendedNS float64
+	// HeldNS is, for a lock line, the time its lock was held (each Lock's
+	// completion to its Unlock's, summed over the Releases), the
+	// critical sections' length.
+	HeldNS   float64
+	Releases int64
 	// BusyNS is the time the line spent serving transactions: over any
 	// window it is at most the window (one line serves one at a time).
 	BusyNS float64
@@ -150,6 +155,7 @@ func (s *Space) Stats() *Stats {
 			}
 			ls.Invalidations, ls.Fills, ls.LockWaits = int64(r.Invalidations), int64(r.Fills), int64(r.LockWaits)
 			ls.BusyNS = float64(r.BusyPS) / 1000
+			ls.HeldNS, ls.Releases = float64(r.HeldPS)/1000, int64(r.Releases)
 		}
 		st.Lines[i] = ls
 		st.Accesses += accesses

@@ -180,6 +180,9 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	if s.rp == nil {
 		s.rp = NewReplayer(s.m)
 		s.rp.KeepTotals()
+		for _, sp := range s.spins {
+			s.rp.SetLockSpin(int32(sp.Lock), int32(sp.OnOwner), int32(sp.Queued))
+		}
 	}
 	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
 	res.Notices = append(res.Notices, rr.Notices...)
