@@ -22,10 +22,10 @@ presets' values, prints one line per evaluation, then the best set's pairs
 and the spec lines to paste ([C] sources naming this command).
 
 examples:
-  emu fit -family epyc -rounds 1            # one row, smt_yield only: about 3 minutes on 2 cores
+  emu fit -family epyc -rounds 1            # one row, smt_yield only: 7 candidates, minutes
   emu fit -j 2 -family spr                  # the spr fit at -scale quick: about 20 minutes on 2 cores
-  emu fit -family icl -vary latency_ns.smt_yield=0.5:0.7:0.1 -rounds 1
-  emu fit -family spr -check                # exit 1 if a [C] constant is not the fit's result`
+  emu fit -family icl -vary latency_ns.smt_yield=0.5,0.6,0.7 -rounds 1
+  emu fit -j 2 -family spr -check           # exit 1 if a [C] constant is not the fit's result`
 
 // varyFlags collects repeated -vary flags.
 type varyFlags []string
