@@ -343,28 +343,41 @@ func fmtGrid(g []float64) string {
 	return "{" + strings.Join(s, ", ") + "}"
 }
 
+// Fitted are the [C] constants of the family's presets, as
+// "TOPO PATH" with their values.
+func (f *Fit) Fitted() (names []string, values []float64, err error) {
+	for _, topo := range f.Family.Presets {
+		spec, err := presetSpec(topo)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range hwmodel.SourcedPaths() {
+			if src, _ := spec.Sourced(p); src != nil && strings.HasPrefix(src.Source, "[C]") {
+				names = append(names, topo+" "+p)
+				values = append(values, src.Value)
+			}
+		}
+	}
+	return names, values, nil
+}
+
 // Check compares the family's presets' [C] constants with the fit's
 // result: one line per constant that differs or that the fit does not
 // vary (nil when every one matches).
 func (f *Fit) Check(res *FitResult) ([]string, error) {
+	names, values, err := f.Fitted()
+	if err != nil {
+		return nil, err
+	}
 	var bad []string
-	for _, topo := range f.Family.Presets {
-		spec, err := presetSpec(topo)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range hwmodel.SourcedPaths() {
-			src, _ := spec.Sourced(p)
-			if src == nil || !strings.HasPrefix(src.Source, "[C]") {
-				continue
-			}
-			i := slices.Index(res.Paths, p)
-			switch {
-			case i < 0:
-				bad = append(bad, fmt.Sprintf("%s %s = %s is [C] but this fit does not vary it", topo, p, fmtVal(src.Value)))
-			case math.Abs(src.Value-res.Values[i]) > 1e-9*math.Abs(res.Values[i]):
-				bad = append(bad, fmt.Sprintf("%s %s = %s, the fit gives %s", topo, p, fmtVal(src.Value), fmtVal(res.Values[i])))
-			}
+	for k, name := range names {
+		_, p, _ := strings.Cut(name, " ")
+		i := slices.Index(res.Paths, p)
+		switch {
+		case i < 0:
+			bad = append(bad, fmt.Sprintf("%s = %s is [C] but this fit does not vary it", name, fmtVal(values[k])))
+		case math.Abs(values[k]-res.Values[i]) > 1e-9*math.Abs(res.Values[i]):
+			bad = append(bad, fmt.Sprintf("%s = %s, the fit gives %s", name, fmtVal(values[k]), fmtVal(res.Values[i])))
 		}
 	}
 	return bad, nil

@@ -221,3 +221,30 @@ func TestFitObjective(t *testing.T) {
 		}
 	}
 }
+
+// -check names every [C] constant of the family's presets that the fit's
+// result does not reproduce, and one that the fit does not vary.
+func TestFitCheck(t *testing.T) {
+	f := &Fit{Family: LookupFamily("spr")}
+	names, values, err := f.Fitted()
+	if err != nil || len(names) == 0 {
+		t.Fatalf("spr's [C] constants: %v %v", names, err)
+	}
+	res := &FitResult{}
+	for i, n := range names {
+		_, p, _ := strings.Cut(n, " ")
+		if !slices.Contains(res.Paths, p) {
+			res.Paths, res.Values = append(res.Paths, p), append(res.Values, values[i])
+		}
+	}
+	if bad, err := f.Check(res); err != nil || len(bad) != 0 {
+		t.Errorf("the presets' own values: %v %v", bad, err)
+	}
+	res.Values[0] *= 1.25
+	if bad, _ := f.Check(res); len(bad) == 0 || !strings.Contains(bad[0], "the fit gives") {
+		t.Errorf("a moved value: %v", bad)
+	}
+	if bad, _ := f.Check(&FitResult{}); len(bad) != len(names) || !strings.Contains(bad[0], "does not vary it") {
+		t.Errorf("nothing varied: %v", bad)
+	}
+}

@@ -94,6 +94,16 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	if progress {
 		f.Progress = stderr
 	}
+	if check {
+		names, _, err := f.Fitted()
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			fmt.Fprintf(stdout, "check: %s have no [C] constant: nothing to check, the fit is not run\n", strings.Join(f.Family.Presets, ", "))
+			return nil
+		}
+	}
 	stop, unlisten := interrupts()
 	defer unlisten()
 	f.Stop = stop
