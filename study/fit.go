@@ -37,6 +37,8 @@ type Fit struct {
 	exec func(Run, uint64, Engine) (*Outcome, error)
 	// all are the studies fitted to (nil: the package's); tests set it.
 	all []*Study
+	// spec reads a preset's spec (nil: presetSpec); tests set it.
+	spec func(topo string) (*hwmodel.Spec, error)
 }
 
 // FitResult is a finished fit.
@@ -346,8 +348,12 @@ func fmtGrid(g []float64) string {
 // Fitted are the [C] constants of the family's presets, as
 // "TOPO PATH" with their values.
 func (f *Fit) Fitted() (names []string, values []float64, err error) {
+	read := f.spec
+	if read == nil {
+		read = presetSpec
+	}
 	for _, topo := range f.Family.Presets {
-		spec, err := presetSpec(topo)
+		spec, err := read(topo)
 		if err != nil {
 			return nil, nil, err
 		}
