@@ -53,6 +53,10 @@ type LoadOptions struct {
 	// Hammer fits the calibration's burst (weave.PredictHammer); needed
 	// with Calib.
 	Hammer HammerFunc
+	// Edit, if set, changes the decoded spec of a preset or spec file
+	// before Build, in memory (emu fit's candidate values: Spec.SetValue);
+	// the host preset, detected rather than decoded, refuses it.
+	Edit func(*Spec) error
 }
 
 // Load returns the machine named by a preset name, "host", or the path of
@@ -61,13 +65,24 @@ type LoadOptions struct {
 func Load(nameOrFile string, opt LoadOptions) (*Machine, error) {
 	var m *Machine
 	var err error
+	edit := func(s *Spec) (*Machine, error) {
+		if opt.Edit != nil {
+			if err := opt.Edit(s); err != nil {
+				return nil, err
+			}
+		}
+		return Build(s)
+	}
 	switch {
 	case nameOrFile == HostPreset:
+		if opt.Edit != nil {
+			return nil, &SpecError{Field: "(edit)", Msg: "applies to presets and spec files, not the detected host"}
+		}
 		m, err = DetectHost()
 	case strings.ContainsRune(nameOrFile, os.PathSeparator) || hasSpecExt(nameOrFile):
 		var s *Spec
 		if s, err = LoadSpecFile(nameOrFile); err == nil {
-			m, err = Build(s)
+			m, err = edit(s)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", nameOrFile, err)
 			}
@@ -77,7 +92,7 @@ func Load(nameOrFile string, opt LoadOptions) (*Machine, error) {
 		if data, err = PresetSpec(nameOrFile); err == nil {
 			var s *Spec
 			if s, err = DecodeSpec(bytes.NewReader(data)); err == nil {
-				m, err = Build(s)
+				m, err = edit(s)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,41 @@ type Engine struct {
 	Stop <-chan struct{}
 	// Progress, when set, gets each run's progress.
 	Progress func(now, limit int64)
+	// Values, when set, are spec numbers set in memory on its topologies
+	// before Build (emu fit's candidates: fit.go).
+	Values *SpecValues
+}
+
+// SpecValues are spec numbers by path (hwmodel Spec.SetValue) for the
+// presets Topos; a run on another topology is left alone.
+type SpecValues struct {
+	Topos  []string
+	Paths  []string
+	Values []float64
+}
+
+// edit is the hwmodel.LoadOptions.Edit of topo: nil when v does not
+// apply to it.
+func (v *SpecValues) edit(topo string) func(*hwmodel.Spec) error {
+	if v == nil || !slices.Contains(v.Topos, topo) {
+		return nil
+	}
+	return func(s *hwmodel.Spec) error {
+		for i, p := range v.Paths {
+			if err := s.SetValue(p, v.Values[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// String is v as a cache key part ("" for none).
+func (v *SpecValues) String() string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v.Topos, v.Paths, v.Values)
 }
 
 // ErrInterrupted is a run stopped through Engine.Stop.
@@ -137,7 +173,7 @@ func (o *Outcome) Value(name string) (float64, bool) {
 
 // Execute runs r with the given seed.
 func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
-	m, err := hwmodel.Load(r.Topo, hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer})
+	m, err := hwmodel.Load(r.Topo, hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer, Edit: eng.Values.edit(r.Topo)})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -180,9 +181,16 @@ func (r *Runner) rollup(st *Study, own *Summary) error {
 	}
 	w := r.Out
 	fmt.Fprintf(w, "calibration pairs: every (row, metric) of the calibration studies that the model runs, emulated beside published (within: x%.1f either way)\n", calibFactor)
+	within := writePairs(w, all)
+	fmt.Fprintf(w, "calibration rows within x1.5: %d/%d\n", within, len(all))
+	return nil
+}
+
+// writePairs prints the pairs beside their published figures, one line
+// each, and returns how many are within calibFactor (rollup, emu fit).
+func writePairs(w io.Writer, all []Pair) (within int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "study\trow\tmetric\temulated\tpublished\temu/pub\twithin\t")
-	within := 0
 	for _, p := range all {
 		pub := p.format(p.Lo)
 		if p.Lo != p.Hi {
@@ -196,6 +204,15 @@ func (r *Runner) rollup(st *Study, own *Summary) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n", p.Study, p.Row, p.Metric, p.format(p.Emulated), pub, p.Ratio(), ok)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "calibration rows within x1.5: %d/%d\n", within, len(all))
-	return nil
+	return within
+}
+
+// countWithin is how many pairs are within calibFactor.
+func countWithin(all []Pair) (n int) {
+	for _, p := range all {
+		if p.Within(calibFactor) {
+			n++
+		}
+	}
+	return n
 }

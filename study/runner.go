@@ -44,6 +44,9 @@ type Runner struct {
 	// Rollup: a study with Study.Rollup ends with the calibration count
 	// (rollup.go). Off, it runs its own rows only.
 	Rollup bool
+	// Only, when set, keeps the rows it accepts and drops the others (emu
+	// fit: the rows of one preset family).
+	Only func(st *Study, row *Row) bool
 
 	// sums are the summaries of the studies this runner reproduced.
 	sums  map[string]*Summary
@@ -63,7 +66,9 @@ type future struct {
 }
 
 // key is the cache key of a run and seed under this runner's engine.
-func (r *Runner) key(run Run, seed uint64) string { return run.key(seed) + "|" + r.Engine.Calib }
+func (r *Runner) key(run Run, seed uint64) string {
+	return run.key(seed) + "|" + r.Engine.Calib + "|" + r.Engine.Values.String()
+}
 
 func (r *Runner) execute(run Run, seed uint64, eng Engine) (*Outcome, error) {
 	if r.exec != nil {
@@ -217,6 +222,9 @@ func (r *Runner) rows(st *Study) []*Row {
 	for i := range st.Rows {
 		if st.Rows[i].Needs != "" {
 			continue // listed by grid, not run
+		}
+		if r.Only != nil && !r.Only(st, &st.Rows[i]) {
+			continue
 		}
 		if !st.Rows[i].Extra || r.All {
 			rows = append(rows, &st.Rows[i])

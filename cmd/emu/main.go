@@ -56,6 +56,7 @@ var commands = []command{
 	{"run", "run a workload (hackbench, netperf, schbench, ...) on an emulated machine", runRun},
 	{"compare", "base vs patched feature set over seeds: the kernel test robot's table", runCompare},
 	{"reproduce", "run a published study (tgload-udprr, host-pipe) beside its published figures", runReproduce},
+	{"fit", "fit a preset family's constants to its calibration rows (issue 42)", runFit},
 	{"topo", "print a machine: counts, cache/LLC tree, NUMA, latency by distance class", runTopo},
 	{"calibrate", "measure this host (ping-pong, hammer, pipe) against the host preset", runCalibrate},
 	{"features", "list the scheduler features and kernel profiles", runFeatures},
