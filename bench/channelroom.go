@@ -42,8 +42,9 @@ import (
 // room another CPU freed; the reader, which does not see it asleep until
 // the next barrier, may then not wake it. repair, at the barrier, wakes
 // such a sleeper as the kernel's order would have: a sleeper on a pipe
-// that is not full with no other writer woken and not yet running, or on
-// a writable socket.
+// that is not full, or on a writable socket, while no wakeup of the
+// channel's is decided and not yet given and (pipe) no woken writer is
+// still to test the pipe. On one CPU it never fires (TestSharedRoomOneCPU).
 type chanRoom struct {
 	name     string
 	pipe     bool
