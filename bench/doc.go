@@ -9,7 +9,9 @@
 // semaphores (emu.Sem) the way the real tool's threads block on pipes,
 // sockets and futexes. A pipe is two semaphores: its data, owned by the
 // reader, and its free space in messages, owned by the writer; a socket's
-// receive queue is one. Signals carry the sender's clock, so latency is
+// receive queue is one. Where several writers share a channel (hackbench's
+// senders), they share its room instead (chanRoom): each sees the fill and
+// sleeps on a semaphore of its own. Signals carry the sender's clock, so latency is
 // measured from the wakeup the kernel would do to the moment the wakee
 // runs, as schbench measures it.
 //

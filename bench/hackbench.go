@@ -33,27 +33,17 @@ import (
 //     stamp carries the sender's index, so the receiver knows whose message
 //     it consumed.
 //   - A channel holds a limited number of messages (channelCapacity): a
-//     pipe has 16 page buffers (PIPE_DEF_BUFFERS) and pipe_write() merges a
-//     small write into the last page while it fits; a socketpair blocks
+//     pipe has 16 page buffers (PIPE_DEF_BUFFERS) and pipe_write() merges
+//     a small write into the last page while it fits; a socketpair blocks
 //     the writer in sock_alloc_send_pskb() once the sending socket's
 //     sk_wmem_alloc reaches sk_sndbuf (wmem_default, 212992), each queued
-//     skb charging its truesize. A blocked writer is woken by the reader,
-//     with a sync wakeup, once enough space is free (wakeBatch): a pipe
-//     wakes one writer (exclusive wait) when pipe_read() frees a page
-//     buffer of a full pipe; a socket wakes its writers from the skb
-//     destructor (unix_write_space()) once unix_writable(), i.e. when at
-//     most a quarter of sk_sndbuf is still in use.
-//   - Simplification: a semaphore has one waiter, but all senders of a
-//     group share a receiver's channel. So the capacity C is split evenly:
-//     sender i may have c = max(1, C/fds) messages outstanding to receiver
-//     j (a count the sender keeps). When it has none left it waits on its
-//     space semaphore for j; receiver j counts the messages of sender i it
-//     has read and, every b = wakeBatch of them, signals that semaphore,
-//     which gives the sender b more. A sender cannot borrow the share of
-//     senders that are idle or done, with more senders than C each still
-//     gets one slot (so the total can exceed C), and a socket's writers
-//     are not all woken at once (the kernel's non-exclusive wait wakes
-//     every blocked writer of the socket).
+//     skb charging its truesize. All senders of a group share a
+//     receiver's channel: each sees its fill and sleeps on its own
+//     semaphore when it is full, and the reader (for a pipe, also a
+//     writer that slept: wake_next_writer) wakes the sleepers by the
+//     kernel's rule, a sync wakeup (chanRoom, channelroom.go: pipe_read()
+//     wakes one writer after each read of a full pipe, unix_write_space()
+//     all of them once a quarter of sk_sndbuf is in use).
 //   - Each read and write is a syscall (OpSyscall) and the pipe or socket
 //     path (OpPipeWrite/OpPipeRead, OpUnixSend/OpUnixRecv) at the preset's
 //     costs, plus the copy of datasize bytes (copy_from_user in the write,
@@ -107,6 +97,8 @@ type msgBench struct {
 	// task's CPU, read after the run): an interrupted run's rates are
 	// over these, not over the configured count.
 	sent []int64
+	// repairs checks the channels' rooms at the barrier (chanRoom).
+	repairs *roomRepairs
 }
 
 // forkFaults is how many copy-on-write faults one child process of the
@@ -170,7 +162,7 @@ const (
 )
 
 // channelCapacity is how many datasize-byte messages one receiver's
-// channel holds before a writer blocks.
+// channel holds before a writer blocks (chanRoom has the rules).
 //   - pipe: pipe_write() merges a write into the last page buffer when
 //     offset+chars <= PAGE_SIZE, so a page holds PAGE_SIZE/datasize
 //     messages and the pipe 16 pages; a message over a page takes
@@ -188,9 +180,15 @@ func channelCapacity(pipe bool, datasize int) int {
 		pages := (datasize + pageSize - 1) / pageSize
 		return max(1, pipeBuffers/pages)
 	}
+	return max(1, sockSndbuf/int(skbTruesize(datasize)))
+}
+
+// skbTruesize is the truesize of the skb unix_stream_sendmsg() queues for
+// a datasize-byte write: the kmalloc()ed head (SKB_DATA_ALIGN(datasize)
+// plus the shared info, in its kmalloc size class) plus the sk_buff.
+func skbTruesize(datasize int) int64 {
 	head := (datasize+smpCacheBytes-1)/smpCacheBytes*smpCacheBytes + skbShinfo
-	truesize := kmallocSize(head) + skbHeadTruesize
-	return max(1, sockSndbuf/truesize)
+	return int64(kmallocSize(head) + skbHeadTruesize)
 }
 
 // kmallocSize is the kmalloc size class a request lands in (the
@@ -207,19 +205,6 @@ func kmallocSize(n int) int {
 		s <<= 1
 	}
 	return s
-}
-
-// wakeBatch is how many of its c outstanding messages a blocked sender
-// gets back per wakeup: for a socket, what is freed before usage falls to
-// a quarter (unix_writable(): sk_wmem_alloc << 2 <= sk_sndbuf), c - c/4;
-// for a pipe, a page buffer's worth of messages (one slot), at most c.
-// 1 <= b <= c, so a blocked sender always has at least b messages read or
-// queued at its receiver, and is woken.
-func wakeBatch(pipe bool, datasize, c int) int {
-	if pipe {
-		return max(1, min(c, pageSize/datasize))
-	}
-	return max(1, c-c/4)
 }
 
 // copyNS is the time to copy datasize bytes at copyBytesPerCycle on m.
@@ -396,8 +381,6 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		path.write = emu.Signal(nil).WithSync()
 		path.read = emu.Wait(nil).With(hwmodel.OpSyscall)
 	}
-	credit := max(1, channelCapacity(w.pipe, w.datasize)/w.fds)
-	batch := wakeBatch(w.pipe, w.datasize, credit)
 	cp := copyNS(w.m, w.datasize)
 	copyIn := emu.Run(cp).With(hwmodel.OpSyscall)
 	parent := Spread(s, 0) // the tool's main thread
@@ -417,14 +400,17 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 	}
 	w.children = w.children[:0]
 	w.sent = make([]int64, w.groups*w.fds)
+	w.repairs = newRoomRepairs(s)
 	exit, faults := emu.Exit(), 0
 	if !w.threaded {
 		exit, faults = emu.Exit().With(w.exitOps()...), w.forkFaults()
 	}
 	k := 0 // task index, in creation order
 	for grp := 0; grp < w.groups; grp++ {
-		// ch[j]: receiver j's channel, with sender i's room in it.
+		// ch[j]: receiver j's channel, with sender i's wait for room in
+		// it; rooms[j] its room, which the senders share.
 		ch := make([]channel, w.fds)
+		rooms := make([]*chanRoom, w.fds)
 		var pipes []*emu.Pipe // pipes[j]: receiver j's pipe (pipe mode)
 		for j := range ch {
 			spaces := make([]string, w.fds)
@@ -432,6 +418,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				spaces[i] = fmt.Sprintf("%s.g%d.s%d>r%d", name, grp, i, j)
 			}
 			ch[j] = path.open(fmt.Sprintf("%s.g%d.r%d", name, grp, j), 0, spaces...)
+			rooms[j] = newChanRoom(s, ch[j].data.Name, w.pipe, w.datasize, ch[j].space)
 			if w.pipe {
 				// The parent's pipe() allocates it, on its node
 				// (fs/pipe.c alloc_pipe_info(); simplified: the
@@ -445,16 +432,15 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			}
 		}
 		// receiver(): read fds*loops messages, one read() each, and
-		// give a writer its room back every batch messages.
+		// wake the writers the read gives room to.
 		for j := 0; j < w.fds; j++ {
-			total, ch := w.fds*w.loops, ch[j]
+			total, ch, r := w.fds*w.loops, ch[j], rooms[j]
 			// Its actions, the pipe steps built in once.
 			recv, copyOut := ch.recv(), emu.Run(cp)
 			room := make([]emu.Action, w.fds)
 			for i := range room {
 				room[i] = ch.giveRoom(i)
 			}
-			writer := func(stamp int64) int { return int(stamp) }
 			if w.pipe {
 				p := pipes[j]
 				recv = recv.OnPipe(p, emu.PipeReadWait, 0)
@@ -462,14 +448,13 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				for i := range room {
 					room[i] = room[i].OnPipe(p, emu.PipeGiveRoom, i)
 				}
-				writer = p.Writer
 			}
-			// Owned by the task's CPU: messages read, step, the last
-			// message's sender, and per sender the messages read
-			// since its last wakeup.
-			n, phase, from := 0, 0, 0
-			owed := make([]int, w.fds)
+			// Owned by the task's CPU: messages read, step, and the
+			// writers the last read wakes, in order.
+			n, phase := 0, 0
+			var wake []int
 			prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+				r.toWake = len(wake) // the last action given is done
 				switch phase {
 				case 0:
 					if n == total {
@@ -478,20 +463,27 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					phase = 1
 					return recv
 				case 1:
-					// copy_to_user() of the message.
+					// copy_to_user() of the message, then the
+					// wakeups of the writers it makes room for
+					// (after the pipe's unlock, or from the skb's
+					// destructor).
 					n++
-					from = writer(t.Stamp())
+					wake = r.afterRead(t, wake[:0])
+					r.toWake = len(wake)
+					w.repairs.touchIfWaiting(t, r)
 					phase = 0
-					if owed[from]++; owed[from] == batch {
-						owed[from] = 0
+					if len(wake) > 0 {
 						phase = 2
 					}
 					return copyOut
 				default:
-					// pipe_read() / unix_write_space(): wake the
-					// writer, sync.
-					phase = 0
-					return room[from]
+					i := wake[0]
+					wake = wake[1:]
+					r.toWake = len(wake) + 1
+					if len(wake) == 0 {
+						phase = 0
+					}
+					return room[i]
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
@@ -501,62 +493,94 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			if err != nil {
 				return err
 			}
+			r.reader = t
 			w.children = append(w.children, t)
 			k++
 		}
 		// sender(): loops times, one message to each receiver in turn.
 		for i := 0; i < w.fds; i++ {
 			sent := &w.sent[grp*w.fds+i]
-			mine := make([]*emu.Sem, w.fds) // its room in each receiver's channel
+			mine := make([]*emu.Sem, w.fds) // its wait for room in each receiver's channel
 			// Its wait for room in and write to each receiver's
-			// channel, the pipe steps built in once.
-			wait, send := make([]emu.Action, w.fds), make([]emu.Action, w.fds)
+			// channel, the pipe steps built in once: the first wait
+			// enters write(), a wait after a wakeup is in it.
+			wait, rewait, send := make([]emu.Action, w.fds), make([]emu.Action, w.fds), make([]emu.Action, w.fds)
 			for j := range mine {
 				mine[j] = ch[j].space[i]
 				wait[j], send[j] = ch[j].waitRoom(i), ch[j].sendStamp(int64(i))
+				rewait[j] = emu.Wait(ch[j].space[i])
 				if w.pipe {
 					// The write stamps its signal (emu.Pipe.Writer).
 					wait[j] = wait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
+					rewait[j] = rewait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
 					send[j] = ch[j].send().OnPipe(pipes[j], emu.PipeWrite, i)
 				}
 			}
-			// Owned by the task's CPU: loop, receiver, step, and the
-			// messages it may still send to each receiver.
-			l, j, phase := 0, 0, 0
-			avail := make([]int, w.fds)
-			for r := range avail {
-				avail[r] = credit
-			}
+			// Owned by the task's CPU: loop, receiver, step, whether
+			// this write slept, and the writer it wakes after it.
+			l, j, phase, slept, next := 0, 0, 0, false, 0
+			var waker *chanRoom // whose wake_next_writer it gave last
 			prog := emu.ProgramFunc(func(t *emu.Task) emu.Action {
+				if waker != nil && phase != 3 {
+					waker.wakingNext[i], waker = false, nil // given
+				}
+				r := rooms[j]
 				switch phase {
 				case 0:
 					if l == w.loops {
 						return exit
 					}
-					if avail[j] == 0 {
+					if r.blocked(r.written.Read(t), r.read.Read(t)) {
 						// write() finds the channel full: sleep
-						// until the reader makes room.
+						// until a reader's wakeup.
+						r.inWait[i] = true
+						r.waiting.Add(t, 1)
+						w.repairs.touch(t, r)
 						phase = 1
 						return wait[j]
 					}
 					// write(): enter, copy_from_user() the message.
-					avail[j]--
-					phase = 2
+					r.written.Add(t, 1)
+					w.repairs.touchIfWaiting(t, r)
+					phase, slept = 2, false
 					return copyIn
 				case 1:
-					avail[j] += batch - 1
-					phase = 2
+					// Woken (or a wakeup was pending): test again,
+					// with no merge (pipe_writable()).
+					if r.stillBlocked(r.written.Read(t), r.read.Read(t)) {
+						return rewait[j]
+					}
+					r.waiting.Add(t, -1)
+					r.written.Add(t, 1)
+					w.repairs.touch(t, r)
+					phase, slept = 2, true
 					return emu.Run(cp)
-				default:
+				case 2:
 					// Queue the message and wake the reader, sync.
 					a := send[j]
 					*sent++
 					phase = 0
+					r.inWait[i] = false // past wake_next_writer's test
+					if slept && r.pipe && !r.pipeFull(r.written.Read(t), r.read.Read(t)) {
+						// pipe_write(): wake_next_writer.
+						if sl := r.seenSleepers(t, i+1, i, false, nil); len(sl) > 0 {
+							next, phase = sl[0], 3
+							r.wakingNext[i], waker = true, r
+							return a
+						}
+					}
 					if j++; j == w.fds {
 						j = 0
 						l++
 					}
 					return a
+				default:
+					phase = 0
+					if j++; j == w.fds {
+						j = 0
+						l++
+					}
+					return emu.Signal(r.space[next]).WithSync()
 				}
 			})
 			t, err := s.NewTask(emu.TaskSpec{
@@ -565,6 +589,9 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			})
 			if err != nil {
 				return err
+			}
+			for _, r := range rooms {
+				r.writers = append(r.writers, t)
 			}
 			w.children = append(w.children, t)
 			k++

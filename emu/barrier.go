@@ -17,6 +17,7 @@ func (s *Sim) barrier(stepped []int) {
 	s.deliver()
 	s.extendVisit()
 	s.settleHolds(stepped)
+	s.foldCounts()
 	logs := s.logsBuf[:0]
 	for _, i := range s.visit {
 		logs = append(logs, s.cpus[i].log)

@@ -213,6 +213,8 @@ func (s *Sim) checkUnvisited(res *weave.WeaveResult) {
 			what = fmt.Sprintf("%d logged accesses", rq.log.Len())
 		case rq.republish:
 			what = "a snapshot to publish"
+		case len(rq.countDeltas) > 0:
+			what = "shared count changes of the epoch"
 		case len(rq.wokeTo) > 0 || len(rq.llcWrites) > 0:
 			what = "wakeups or sd_llc_shared writes of the epoch"
 		case s.space.Owes(i) || rq.weaveBehind:

@@ -186,6 +186,10 @@ type rqMailbox struct {
 	// value plus this CPU's own writes. barrier: folded into the
 	// published value and zeroed.
 	tgDelta []int64
+	// countDeltas are this CPU's changes of shared counts since the last
+	// barrier (sharedcount.go). barrier: folded into the published values
+	// and emptied.
+	countDeltas []countDelta
 	// wlBatch is the wake-list batch the next drain takes, wlDrainAt
 	// when that drain runs (0: no batch open). barrier: appended and set
 	// (wakelistAdd); the CPU drains and resets them (schedTTWUPending),

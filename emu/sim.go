@@ -155,6 +155,7 @@ type barrierScratch struct {
 	stepped    []int        // the CPUs stepped in the epoch (driver.go)
 	logsBuf    []*weave.Log // the visited CPUs' logs, for the weave
 	inBarrier  bool         // the barrier is running: changes to a CPU mark it (touch)
+	inHooks    bool         // the barrier runs its hooks (OnBarrier, sharedcount.go)
 	opsBuf     []remoteOp
 	idleClaims []idleClaim // per CPU: this barrier's first wakeup onto it while idle (redirectClaimedIdle)
 	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
@@ -184,6 +185,8 @@ type simHooks struct {
 	// (sched_info_arrive()), on the task's CPU's goroutine.
 	onRunDelay func(t *Task, delay int64)
 	tracer     *tracer // set by EnableTrace before Run; its cpu[i] owned by CPU i, the rest written only at the barrier
+	// barrierHooks run at every barrier (OnBarrier, sharedcount.go).
+	barrierHooks []func(cpus []int)
 }
 
 // OnRunDelay registers f to be called with every runnable wait (the time
