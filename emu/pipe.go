@@ -564,8 +564,9 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 	}
 	rq.pipeAccess(p.info[pipeLine2], hwmodel.Read, sym) // kill_fasync(&pipe->fasync_readers)
 	if slept {
-		// wake_next_writer: the pipe is not full. The model's writers
-		// wait for room of their own, so none is woken here.
+		// wake_next_writer: the pipe is not full. Which writer that
+		// wakes is bench's (chanRoom: the channel's room and its
+		// sleepers live there); this step prices the wait queue's line.
 		p.wslept[w] = false
 		rq.pipeWake(p, wrWait, false, sym)
 	}
