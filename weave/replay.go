@@ -347,13 +347,14 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 	}
 	for rp.pending() && rp.nextT() < untilPS {
 		e := rp.pop()
-		rp.now = max(rp.now, e.t)
-		if e.kind() == evArrive {
-			if cpu := &rp.cpus[e.who()]; cpu.armed && cpu.nextAt == e.t {
-				rp.act(int(e.who()), e.t)
+		rp.now = max(rp.now, e.T)
+		who := int(evWho(&e))
+		if evKind(&e) == evArrive {
+			if cpu := &rp.cpus[who]; cpu.armed && cpu.nextAt == e.T {
+				rp.act(who, e.T)
 			}
 		} else {
-			rp.serve(int(e.who()), e.t)
+			rp.serve(who, e.T)
 		}
 	}
 	if untilPS != math.MaxInt64 {
