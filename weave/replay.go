@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -67,8 +68,8 @@ type ReplayResult struct {
 	Served [][]Served
 	// CPUStall[c] is the stall of CPU c's requests served by this call.
 	CPUStall []float64
-	// Lines is what happened to each line in this call, or over every
-	// call so far for a Replayer that KeepTotals.
+	// Lines is what happened to each line in this call; empty for a
+	// Replayer that KeepTotals (Totals has the running totals).
 	Lines []LineCounts
 	// Touched lists the lines that served a request or saw one arrive in
 	// this call (the only non-zero entries of Lines); empty under
@@ -145,11 +146,12 @@ type Replayer struct {
 	totals bool
 }
 
-// KeepTotals makes ReplayResult.Lines running totals over all calls of
-// the Replayer rather than each call's own, and leaves
-// ReplayResult.Touched empty: a caller that sums the lines' statistics
-// anyway is spared a pass over every line a call touched (thousands per
-// call on the studies' machines). Call it before the first Advance.
+// KeepTotals makes the Replayer keep running totals of the lines'
+// statistics over all calls (Totals) rather than hand out each call's
+// own: ReplayResult.Lines and Touched stay empty, and a caller that sums
+// the lines' statistics anyway is spared a pass over every line a call
+// touched (thousands per call on the studies' machines). Call it before
+// the first Advance.
 func (rp *Replayer) KeepTotals() { rp.totals = true }
 
 // Logged returns, by line and op, every request added so far: those
@@ -184,10 +186,14 @@ func (rp *Replayer) Totals() []LineCounts {
 	if !rp.totals {
 		panic("weave: Replayer.Totals without KeepTotals")
 	}
+	// Filled only here: a Replayer that keeps totals never hands out
+	// each call's Lines, so it does not grow them with every new line.
+	out := slices.Grow(rp.res.Lines[:0], len(rp.ls))[:len(rp.ls)]
 	for li := range rp.ls {
-		rp.res.Lines[li] = rp.ls[li].st
+		out[li] = rp.ls[li].st
 	}
-	return rp.res.Lines
+	rp.res.Lines = out
+	return out
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
@@ -277,11 +283,14 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 		rp.ls[li].touched = false
 	}
 	res.Touched = res.Touched[:0]
-	for len(rp.ls) < len(lines) {
-		rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(lines[len(rp.ls)].Home)})
-	}
-	for len(res.Lines) < len(lines) {
-		res.Lines = append(res.Lines, LineCounts{})
+	if n := len(lines) - len(rp.ls); n > 0 {
+		rp.ls = slices.Grow(rp.ls, n)
+		for _, line := range lines[len(rp.ls):] {
+			rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(line.Home)})
+		}
+		if !rp.totals {
+			res.Lines = append(res.Lines, make([]LineCounts, len(lines)-len(res.Lines))...)
+		}
 	}
 	for len(rp.cpus) < len(streams) {
 		rp.cpus = append(rp.cpus, replayCPU{})
