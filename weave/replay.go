@@ -273,6 +273,35 @@ func (rp *Replayer) Advance(lines []*hwmodel.Line, streams [][]Req, until int64)
 // empty (other streams are not looked at), so that a call costs what it
 // replays, not the machine's CPUs.
 func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []int, until int64) *ReplayResult {
+	rp.begin(lines, len(streams))
+	for k, c := range cpus {
+		s := streams[c]
+		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
+			panic(fmt.Sprintf("weave: Replay: CPU %d listed with an empty stream or out of order (AdvanceCPUs)", c))
+		}
+		cpu := &rp.cpus[c]
+		for i, q := range s {
+			if i > 0 && q.T < s[i-1].T {
+				panic(fmt.Sprintf("weave: Replay: CPU %d stream not sorted at request %d (t=%d after t=%d)", c, i, q.T, s[i-1].T))
+			}
+			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
+				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
+			}
+			rp.npend++
+			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
+		}
+		rp.issue(c)
+	}
+	return rp.run(until)
+}
+
+// A call is begin, then each CPU's new requests appended to its reqs
+// (with the CPU's base, counted in npend) and issue, then run:
+// AdvanceCPUs from Reqs, Space.WeaveUntil from its Logs without them.
+
+// begin starts a call on lines for ncpus CPUs: it makes room for new
+// lines and CPUs and resets what the last call reported.
+func (rp *Replayer) begin(lines []*hwmodel.Line, ncpus int) {
 	if len(lines) < len(rp.lines) {
 		panic(fmt.Sprintf("weave: Replayer: %d lines after %d; lines may only be added", len(lines), len(rp.lines)))
 	}
@@ -292,7 +321,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 			res.Lines = append(res.Lines, make([]LineCounts, len(lines)-len(res.Lines))...)
 		}
 	}
-	for len(rp.cpus) < len(streams) {
+	for len(rp.cpus) < ncpus {
 		rp.cpus = append(rp.cpus, replayCPU{})
 	}
 	for len(res.Served) < len(rp.cpus) {
@@ -330,26 +359,18 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 	}
 	res.CPUs = res.CPUs[:0]
 	res.Notices = res.Notices[:0]
-	for k, c := range cpus {
-		s := streams[c]
-		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
-			panic(fmt.Sprintf("weave: Replay: CPU %d listed with an empty stream or out of order (AdvanceCPUs)", c))
-		}
-		cpu := &rp.cpus[c]
-		for i, q := range s {
-			if i > 0 && q.T < s[i-1].T {
-				panic(fmt.Sprintf("weave: Replay: CPU %d stream not sorted at request %d (t=%d after t=%d)", c, i, q.T, s[i-1].T))
-			}
-			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
-				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
-			}
-			rp.npend++
-			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
-		}
-		if !cpu.waiting {
-			rp.resume(c, 0)
-		}
+}
+
+// issue lets CPU c go on with the requests just added, unless it waits.
+func (rp *Replayer) issue(c int) {
+	if !rp.cpus[c].waiting {
+		rp.resume(c, 0)
 	}
+}
+
+// run replays up to until (ns, exclusive) and returns the call's result.
+func (rp *Replayer) run(until int64) *ReplayResult {
+	res := &rp.res
 	untilPS := int64(math.MaxInt64)
 	if until < math.MaxInt64/1000 {
 		untilPS = until * 1000
