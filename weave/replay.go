@@ -144,6 +144,9 @@ type Replayer struct {
 	withNew        []int // Advance's scratch: the CPUs with new requests
 	// totals: Lines are running totals over the calls (KeepTotals).
 	totals bool
+	// hits are, by line, the read hits not yet in the line's st, under
+	// KeepTotals (hit).
+	hits []uint32
 }
 
 // KeepTotals makes the Replayer keep running totals of the lines'
@@ -163,6 +166,7 @@ func (rp *Replayer) Logged() [][hwmodel.NumOps]int64 {
 	}
 	out := make([][hwmodel.NumOps]int64, len(rp.ls))
 	for li := range rp.ls {
+		rp.flushHits(li)
 		l := &rp.ls[li]
 		for op, n := range l.st.Ops {
 			out[li][op] = int64(n)
@@ -190,6 +194,7 @@ func (rp *Replayer) Totals() []LineCounts {
 	// each call's Lines, so it does not grow them with every new line.
 	out := slices.Grow(rp.res.Lines[:0], len(rp.ls))[:len(rp.ls)]
 	for li := range rp.ls {
+		rp.flushHits(li)
 		out[li] = rp.ls[li].st
 	}
 	rp.res.Lines = out
@@ -316,6 +321,9 @@ func (rp *Replayer) begin(lines []*hwmodel.Line, ncpus int) {
 		rp.ls = slices.Grow(rp.ls, n)
 		for _, line := range lines[len(rp.ls):] {
 			rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(line.Home)})
+		}
+		if rp.totals {
+			rp.hits = append(rp.hits, make([]uint32, n)...)
 		}
 		if !rp.totals {
 			res.Lines = append(res.Lines, make([]LineCounts, len(lines)-len(res.Lines))...)

@@ -184,16 +184,13 @@ func (rp *Replayer) act(c int, now int64) {
 		}
 		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
-		l := &rp.ls[p.line]
-		st := rp.touch(p.line)
 		if p.op == hwmodel.Read && rp.lines[p.line].Holds(c) {
 			// A load that hits in the CPU's own cache completes at
 			// once: it never reaches the line's home, so it neither
 			// waits behind the line's transactions nor takes part in
 			// the draw (serve). The line's state is as the
 			// transactions served before now left it.
-			st.Accesses++
-			st.Ops[hwmodel.Read]++
+			rp.hit(p.line)
 			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)
 			if p.notify {
@@ -201,6 +198,8 @@ func (rp *Replayer) act(c int, now int64) {
 			}
 			continue
 		}
+		l := &rp.ls[p.line]
+		st := rp.touch(p.line)
 		if p.op == hwmodel.Lock && l.holder != -1 {
 			st.LockWaits++
 		}
