@@ -42,13 +42,15 @@ func (rp *Replayer) accrueCPU(c int, t int64) {
 
 // pend is a request not yet served.
 type pend struct {
-	t      int64 // ps: logged time on the caller's timeline
-	base   int64 // the CPU's shift when the caller logged it
+	// at is the logged time on the caller's timeline (ps) less the
+	// CPU's base when the caller logged it: the request is due at
+	// at + shift. (One field, not two: a pend is 24 bytes.)
+	at     int64
 	line   int32
+	tag    int32
 	op     hwmodel.Op
 	indep  bool
 	notify bool
-	tag    int32
 }
 
 // outRead is an Indep read the CPU has issued and not yet retired.
@@ -123,7 +125,7 @@ func (rp *Replayer) resume(c int, t int64) {
 			return
 		}
 		p := &cpu.reqs[cpu.next]
-		t = max(t, p.t+cpu.shift-p.base, cpu.doneAt)
+		t = max(t, p.at+cpu.shift, cpu.doneAt)
 	}
 	if cpu.armed && cpu.nextAt <= max(t, rp.now) {
 		return
@@ -174,7 +176,7 @@ func (rp *Replayer) act(c int, now int64) {
 			return
 		}
 		p := &cpu.reqs[cpu.next]
-		if want := max(p.t+cpu.shift-p.base, cpu.doneAt); want > now {
+		if want := max(p.at+cpu.shift, cpu.doneAt); want > now {
 			rp.wake(c, min(want, deadline))
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
@@ -408,5 +409,13 @@ func TestReplayNotices(t *testing.T) {
 	}
 	if ns := res.Notices[0].T; ns < 500+10 {
 		t.Errorf("CPU 0's Unlock completed at %d ns, before CPU 1's release at 500 ns plus its own 10 ns", ns)
+	}
+}
+
+// TestPendSize: a request waiting in a CPU's queue is 24 bytes (the
+// weave writes one per access).
+func TestPendSize(t *testing.T) {
+	if got := unsafe.Sizeof(pend{}); got != 24 {
+		t.Errorf("sizeof(pend) = %d, want 24", got)
 	}
 }
