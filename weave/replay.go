@@ -146,7 +146,7 @@ type Replayer struct {
 	totals bool
 	// hits are, by line, the read hits not yet in the line's st, under
 	// KeepTotals (hit).
-	hits []uint32
+	hits []uint64
 }
 
 // KeepTotals makes the Replayer keep running totals of the lines'
@@ -323,7 +323,7 @@ func (rp *Replayer) begin(lines []*hwmodel.Line, ncpus int) {
 			rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(line.Home)})
 		}
 		if rp.totals {
-			rp.hits = append(rp.hits, make([]uint32, n)...)
+			rp.hits = append(rp.hits, make([]uint64, n)...)
 		}
 		if !rp.totals {
 			res.Lines = append(res.Lines, make([]LineCounts, len(lines)-len(res.Lines))...)

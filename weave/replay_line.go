@@ -89,17 +89,20 @@ func (rp *Replayer) touch(li int32) *LineCounts {
 // it in hits, a dense array, rather than in the line's record (which a
 // hit does not otherwise read: a cache miss per access on the studies'
 // machines, where most accesses are hits); Totals and Logged add them.
+// (Small enough to inline: it runs for most requests.)
 func (rp *Replayer) hit(li int32) {
-	if !rp.totals {
-		st := rp.touch(li)
-		st.Accesses++
-		st.Ops[hwmodel.Read]++
+	if rp.totals {
+		rp.hits[li]++
 		return
 	}
-	rp.hits[li]++
-	if rp.hits[li] == math.MaxUint32 {
-		rp.flushHits(int(li))
-	}
+	rp.hitRecord(li)
+}
+
+// hitRecord counts a read hit on line li in its record.
+func (rp *Replayer) hitRecord(li int32) {
+	st := rp.touch(li)
+	st.Accesses++
+	st.Ops[hwmodel.Read]++
 }
 
 // flushHits moves line li's hits into its record.
