@@ -40,18 +40,19 @@ type Served struct {
 	Partial bool
 }
 
-// LineCounts counts what happened to one line during a replay.
+// LineCounts counts what happened to one line during a replay. (Its
+// fields are in the order a request served reads them: see replayLine.)
 type LineCounts struct {
-	Accesses      int
-	Ops           [hwmodel.NumOps]int     // Accesses by op
+	Accesses int
+	StallNS  float64 // total stall paid on this line
+	// BusyPS is the time the line spent serving transactions (a store,
+	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
+	BusyPS        int64
 	Transfers     [hwmodel.NumClasses]int // by distance class of the transfer
+	Ops           [hwmodel.NumOps]int     // Accesses by op
 	Invalidations int                     // copies invalidated by stores
 	Fills         int                     // fills from DRAM
 	LockWaits     int                     // Lock requests that found the lock held
-	StallNS       float64                 // total stall paid on this line
-	// BusyPS is the time the line spent serving transactions (a store,
-	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
-	BusyPS int64
 }
 
 // ReplayResult is the outcome of a replay.

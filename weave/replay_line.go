@@ -62,18 +62,23 @@ type waiter struct {
 	out    int64 // the outRead id of an Indep read, or -1
 }
 
+// replayLine is a line's queue and statistics: 192 bytes, three host
+// cache lines (the runtime page-aligns a large slice), with what a
+// request served at once reads and writes (the queue, the lock, its
+// home, then st's Accesses, StallNS, BusyPS, Transfers, Ops[Read] and
+// Ops[Write]) in the first two.
 type replayLine struct {
 	freeAt  int64 // ps: the line is busy with a transaction until then
-	serveAt int64 // time of the pending evServe when pending
-	pending bool
-	holder  int   // lock holder, or -1
-	home    int32 // the Line's Home, which never changes
 	waiters []waiter
-	touched bool // has stats in this call
+	holder  int32 // lock holder, or -1
+	home    int32 // the Line's Home, which never changes
 	// st is what happened to the line: in this call, or over every call
 	// under KeepTotals. It lives here, beside the queue every request
 	// reads anyway, rather than in ReplayResult.Lines (filled from it).
-	st LineCounts
+	st      LineCounts
+	serveAt int64 // time of the pending evServe when pending
+	pending bool
+	touched bool // has stats in this call
 }
 
 func (rp *Replayer) touch(li int32) *LineCounts {
@@ -271,12 +276,12 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	st.BusyPS += busy
 	switch w.op {
 	case hwmodel.Lock:
-		if l.holder == c {
+		if int(l.holder) == c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d takes lock line %d that it already holds", c, li))
 		}
-		l.holder = c
+		l.holder = int32(c)
 	case hwmodel.Unlock:
-		if l.holder != c {
+		if int(l.holder) != c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d releases lock line %d held by %d", c, li, l.holder))
 		}
 		l.holder = -1

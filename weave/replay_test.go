@@ -419,3 +419,25 @@ func TestPendSize(t *testing.T) {
 		t.Errorf("sizeof(pend) = %d, want 24", got)
 	}
 }
+
+// TestReplayLineSize: a line's record is 192 bytes, three host cache
+// lines, with what a request served at once touches in the first two.
+func TestReplayLineSize(t *testing.T) {
+	var l replayLine
+	if got := unsafe.Sizeof(l); got != 192 {
+		t.Errorf("sizeof(replayLine) = %d, want 192", got)
+	}
+	for name, end := range map[string]uintptr{
+		"st.Ops[Write]":  unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Ops) + 2*8,
+		"st.Transfers":   unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Transfers) + unsafe.Sizeof(l.st.Transfers),
+		"waiters, home":  unsafe.Offsetof(l.home) + 4,
+		"st.BusyPS":      unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.BusyPS) + 8,
+		"st.StallNS":     unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.StallNS) + 8,
+		"st.Accesses":    unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Accesses) + 8,
+		"freeAt, holder": unsafe.Offsetof(l.holder) + 4,
+	} {
+		if end > 128 {
+			t.Errorf("%s ends at byte %d, past the record's first two host cache lines", name, end)
+		}
+	}
+}
