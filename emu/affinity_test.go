@@ -39,7 +39,8 @@ func TestAffinityMoveByStopper(t *testing.T) {
 			b := mustTask(t, s, TaskSpec{Comm: "next", CPU: 0, Prog: Hog()})
 			var enqAt int64 = -1
 			s.RunUntil(40*ms, func() bool {
-				for _, e := range s.cpus[1].events.h {
+				for _, q := range s.cpus[1].events.h {
+					e := q.V
 					if e.kind == evMsg && e.msg.kind == msgEnqueue && e.msg.task == a && enqAt < 0 {
 						enqAt = e.t
 					}

@@ -24,27 +24,20 @@ const (
 type event struct {
 	t    int64
 	kind evKind
-	seq  uint64
 	task *Task       // evRunEnd, evFork
 	gen  uint64      // evRunEnd
 	tm   *sleepTimer // evTimer
 	msg  *message    // evMsg
 }
 
-// Less orders events by (t, kind, seq): a total order.
-func (a event) Less(b event) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	return a.seq < b.seq
-}
+// queued is an event in the queue: ordered by (t, kind, seq), a total
+// order, as the heap's keys T = t and K = kind<<56 | seq (seq, the
+// queue's push count, stays below 1<<56: push panics if not).
+type queued = heap.Item[event]
 
 // eventQueue is a min-heap of events (internal/heap), owned by one CPU.
 type eventQueue struct {
-	h   []event
+	h   []queued
 	seq uint64
 	// compactAt is the length at which pushRunEnd next compacts.
 	compactAt int
@@ -52,18 +45,20 @@ type eventQueue struct {
 
 func (q *eventQueue) len() int { return len(q.h) }
 
-func (q *eventQueue) peek() *event { return &q.h[0] }
+func (q *eventQueue) peek() *event { return &q.h[0].V }
 
 func (q *eventQueue) push(e event) {
 	q.seq++
-	e.seq = q.seq
-	q.h = heap.Push(q.h, e)
+	if q.seq >= 1<<56 {
+		panic("emu: event queue: 1<<56 pushes")
+	}
+	q.h = heap.Push(q.h, queued{T: e.t, K: uint64(e.kind)<<56 | q.seq, V: e})
 }
 
 func (q *eventQueue) pop() event {
-	var top event
+	var top queued
 	q.h, top = heap.Pop(q.h)
-	return top
+	return top.V
 }
 
 // compactMin is the smallest queue that pushRunEnd compacts.
@@ -93,7 +88,7 @@ func (rq *RQ) compactEvents() {
 	q := &rq.events
 	keep := q.h[:0]
 	for i := range q.h {
-		if !rq.stale(&q.h[i]) {
+		if !rq.stale(&q.h[i].V) {
 			keep = append(keep, q.h[i])
 		}
 	}

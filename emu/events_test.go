@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"testing"
@@ -57,29 +58,26 @@ func TestCompactKeepsOrder(t *testing.T) {
 		}
 		rq.events.push(event{t: int64(1000 - i%50), kind: evTimer, tm: tm})
 	}
-	var want []event // the live events in order
-	for _, e := range rq.events.h {
-		if !e.tm.cancelled {
-			want = append(want, e)
+	var want []queued // the live events in order: (t, kind, seq)
+	for _, q := range rq.events.h {
+		if !q.V.tm.cancelled {
+			want = append(want, q)
 		}
 	}
-	slices.SortFunc(want, func(a, b event) int {
-		if a.Less(b) {
-			return -1
+	slices.SortFunc(want, func(a, b queued) int {
+		if a.T != b.T {
+			return cmp.Compare(a.T, b.T)
 		}
-		return 1
+		return cmp.Compare(a.K, b.K)
 	})
 	rq.compactEvents()
 	if rq.events.len() != len(live) {
 		t.Fatalf("compacted queue holds %d events, want the %d live ones", rq.events.len(), len(live))
 	}
 	for i := range want {
-		got := rq.events.pop()
-		if got.seq != want[i].seq || got.t != want[i].t {
-			t.Fatalf("pop %d: got (t %d, seq %d), want (t %d, seq %d)", i, got.t, got.seq, want[i].t, want[i].seq)
-		}
-		if i > 0 && got.Less(want[i-1]) {
-			t.Fatalf("pop %d out of order", i)
+		// Each event has its own timer: the timer names it.
+		if got := rq.events.pop(); got.tm != want[i].V.tm || got.t != want[i].T {
+			t.Fatalf("pop %d: got the event at t %d, want the one at t %d (seq %d)", i, got.t, want[i].T, want[i].K&(1<<56-1))
 		}
 	}
 }

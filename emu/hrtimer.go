@@ -3,6 +3,8 @@ package emu
 import (
 	"fmt"
 	"slices"
+
+	"github.com/rqemu/rqemu/internal/heap"
 )
 
 // A timed sleep with the task's timer slack, after kernel/time/hrtimer.c
@@ -53,23 +55,24 @@ func (rq *RQ) hrtimerRunQueues() {
 	if rq.slackTimers == 0 {
 		return
 	}
-	var pending []event
-	for _, e := range rq.events.h {
-		if e.kind == evTimer && !e.tm.cancelled {
-			pending = append(pending, e)
+	var pending []queued
+	for _, q := range rq.events.h {
+		if q.V.kind == evTimer && !q.V.tm.cancelled {
+			pending = append(pending, q)
 		}
 	}
-	slices.SortFunc(pending, func(a, b event) int {
-		if a.Less(b) {
+	slices.SortFunc(pending, func(a, b queued) int {
+		if heap.Less(&a, &b) {
 			return -1
 		}
 		return 1
 	})
 	live := 0
-	for i, e := range pending {
+	for i, q := range pending {
+		e := q.V
 		if e.tm.soft > rq.now {
 			for _, r := range pending[i:] {
-				if r.t > r.tm.soft {
+				if r.V.t > r.V.tm.soft {
 					live++
 				}
 			}

@@ -38,7 +38,7 @@ func (rq *RQ) holdsEnqueueFrom(from int, t int64) bool {
 		return true
 	}
 	for i := range rq.events.h {
-		e := &rq.events.h[i]
+		e := &rq.events.h[i].V
 		if e.kind == evMsg && e.msg.kind == msgEnqueue && e.msg.from == from && e.t <= t {
 			return true
 		}

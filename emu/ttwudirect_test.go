@@ -66,7 +66,8 @@ func wakeupLandsAt(t *testing.T, feat string, kind msgKind, nth int, free bool) 
 	mustTask(t, s, TaskSpec{Comm: "waker", CPU: 7, Prog: Loop(Run(2*ms), Wake(w), Run(ms), Wake(w), Block())})
 	var seen []int64
 	s.RunUntil(6*ms, func() bool {
-		for _, e := range s.cpus[6].events.h {
+		for _, q := range s.cpus[6].events.h {
+			e := q.V
 			if e.kind == evMsg && e.msg.kind == kind && (kind != msgEnqueue || e.msg.task == w) &&
 				(len(seen) == 0 || e.t > seen[len(seen)-1]) {
 				seen = append(seen, e.t)

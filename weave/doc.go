@@ -31,7 +31,7 @@
 //
 //	log.go, sample.go    a CPU's Log of accesses; host-time sampling
 //	space.go             the lines, sites and kinds of one target machine
-//	weave.go, stats.go   WeaveUntil: logs to streams, charges; statistics
+//	weave.go, stats.go   WeaveUntil: logs to the replay, charges; statistics
 //	replay.go            the Replayer: its state, Advance, what it reports
 //	replay_cpu.go        the CPU side: issue, MLP, blocking, resume, stalls
 //	replay_line.go       the line side: its queue, the draw, locks, serving

@@ -7,25 +7,20 @@ const (
 	evServe         // a line may serve a waiter
 )
 
-// event is one pending event. Events are processed in the order of
-// (t, kind, who); two events equal in all three are the same event
-// pushed twice (a superseded wake-up or serve at the time of the live
-// one), and whichever is popped first does the work, so no sequence
-// number is needed to order them.
-type event struct {
-	t   int64  // ps
-	key uint64 // kind<<32 | who: who is the CPU for evArrive, the line for evServe
-}
+// event is one pending event: at T (ps), K = kind<<32 | who, where who
+// is the CPU for evArrive, the line for evServe. Events are processed in
+// the order of (t, kind, who), the heap's (T, K); two events equal in all
+// three are the same event pushed twice (a superseded wake-up or serve at
+// the time of the live one), and whichever is popped first does the work,
+// so no sequence number is needed to order them.
+type event = heap.Item[struct{}]
 
 func mkEvent(t int64, kind uint8, who int32) event {
-	return event{t: t, key: uint64(kind)<<32 | uint64(uint32(who))}
+	return event{T: t, K: uint64(kind)<<32 | uint64(uint32(who))}
 }
 
-func (e event) kind() uint8 { return uint8(e.key >> 32) }
-func (e event) who() int32  { return int32(uint32(e.key)) }
-
-// Less orders events by (t, kind, who).
-func (e event) Less(b event) bool { return e.t < b.t || e.t == b.t && e.key < b.key }
+func evKind(e *event) uint8 { return uint8(e.K >> 32) }
+func evWho(e *event) int32  { return int32(uint32(e.K)) }
 
 // pending reports whether any event is pending; nextT is the time of the
 // next one.
@@ -33,9 +28,9 @@ func (rp *Replayer) pending() bool { return rp.hasNext || len(rp.q) > 0 }
 
 func (rp *Replayer) nextT() int64 {
 	if rp.hasNext {
-		return rp.next.t
+		return rp.next.T
 	}
-	return rp.q[0].t
+	return rp.q[0].T
 }
 
 // push queues e. An event that comes before everything queued (a serve of
@@ -45,10 +40,10 @@ func (rp *Replayer) nextT() int64 {
 func (rp *Replayer) push(e event) {
 	switch {
 	case rp.hasNext:
-		if e.Less(rp.next) {
+		if heap.Less(&e, &rp.next) {
 			e, rp.next = rp.next, e
 		}
-	case len(rp.q) == 0 || e.Less(rp.q[0]):
+	case len(rp.q) == 0 || heap.Less(&e, &rp.q[0]):
 		rp.next, rp.hasNext = e, true
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -39,18 +40,19 @@ type Served struct {
 	Partial bool
 }
 
-// LineCounts counts what happened to one line during a replay.
+// LineCounts counts what happened to one line during a replay. (Its
+// fields are in the order a request served reads them: see replayLine.)
 type LineCounts struct {
-	Accesses      int
-	Ops           [hwmodel.NumOps]int     // Accesses by op
+	Accesses int
+	StallNS  float64 // total stall paid on this line
+	// BusyPS is the time the line spent serving transactions (a store,
+	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
+	BusyPS        int64
 	Transfers     [hwmodel.NumClasses]int // by distance class of the transfer
+	Ops           [hwmodel.NumOps]int     // Accesses by op
 	Invalidations int                     // copies invalidated by stores
 	Fills         int                     // fills from DRAM
 	LockWaits     int                     // Lock requests that found the lock held
-	StallNS       float64                 // total stall paid on this line
-	// BusyPS is the time the line spent serving transactions (a store,
-	// RMW or transfer occupies it; reads of a shared copy do not), in ps.
-	BusyPS int64
 	// HeldPS is, for a lock line, the time its lock was held: from each
 	// Lock's completion to its Unlock's, in ps (a critical section's
 	// length, counted when it ends); Releases counts those Unlocks.
@@ -72,8 +74,8 @@ type ReplayResult struct {
 	Served [][]Served
 	// CPUStall[c] is the stall of CPU c's requests served by this call.
 	CPUStall []float64
-	// Lines is what happened to each line in this call, or over every
-	// call so far for a Replayer that KeepTotals.
+	// Lines is what happened to each line in this call; empty for a
+	// Replayer that KeepTotals (Totals has the running totals).
 	Lines []LineCounts
 	// Touched lists the lines that served a request or saw one arrive in
 	// this call (the only non-zero entries of Lines); empty under
@@ -148,6 +150,9 @@ type Replayer struct {
 	withNew        []int // Advance's scratch: the CPUs with new requests
 	// totals: Lines are running totals over the calls (KeepTotals).
 	totals bool
+	// hits are, by line, the read hits not yet in the line's st, under
+	// KeepTotals (hit).
+	hits []uint64
 	// spin[tag] are the tags a Lock of tag waits at while the lock is
 	// held (SetLockSpin); set is false for a tag without.
 	spin []spinTags
@@ -183,11 +188,12 @@ func (rp *Replayer) spinTag(tag int32, l *replayLine) int32 {
 	return rp.spin[tag].onOwner
 }
 
-// KeepTotals makes ReplayResult.Lines running totals over all calls of
-// the Replayer rather than each call's own, and leaves
-// ReplayResult.Touched empty: a caller that sums the lines' statistics
-// anyway is spared a pass over every line a call touched (thousands per
-// call on the studies' machines). Call it before the first Advance.
+// KeepTotals makes the Replayer keep running totals of the lines'
+// statistics over all calls (Totals) rather than hand out each call's
+// own: ReplayResult.Lines and Touched stay empty, and a caller that sums
+// the lines' statistics anyway is spared a pass over every line a call
+// touched (thousands per call on the studies' machines). Call it before
+// the first Advance.
 func (rp *Replayer) KeepTotals() { rp.totals = true }
 
 // Logged returns, by line and op, every request added so far: those
@@ -199,6 +205,7 @@ func (rp *Replayer) Logged() [][hwmodel.NumOps]int64 {
 	}
 	out := make([][hwmodel.NumOps]int64, len(rp.ls))
 	for li := range rp.ls {
+		rp.flushHits(li)
 		l := &rp.ls[li]
 		for op, n := range l.st.Ops {
 			out[li][op] = int64(n)
@@ -222,10 +229,15 @@ func (rp *Replayer) Totals() []LineCounts {
 	if !rp.totals {
 		panic("weave: Replayer.Totals without KeepTotals")
 	}
+	// Filled only here: a Replayer that keeps totals never hands out
+	// each call's Lines, so it does not grow them with every new line.
+	out := slices.Grow(rp.res.Lines[:0], len(rp.ls))[:len(rp.ls)]
 	for li := range rp.ls {
-		rp.res.Lines[li] = rp.ls[li].st
+		rp.flushHits(li)
+		out[li] = rp.ls[li].st
 	}
-	return rp.res.Lines
+	rp.res.Lines = out
+	return out
 }
 
 // NewReplayer returns a Replayer for the machine, with every line free
@@ -305,6 +317,35 @@ func (rp *Replayer) Advance(lines []*hwmodel.Line, streams [][]Req, until int64)
 // empty (other streams are not looked at), so that a call costs what it
 // replays, not the machine's CPUs.
 func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []int, until int64) *ReplayResult {
+	rp.begin(lines, len(streams))
+	for k, c := range cpus {
+		s := streams[c]
+		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
+			panic(fmt.Sprintf("weave: Replay: CPU %d listed with an empty stream or out of order (AdvanceCPUs)", c))
+		}
+		cpu := &rp.cpus[c]
+		for i, q := range s {
+			if i > 0 && q.T < s[i-1].T {
+				panic(fmt.Sprintf("weave: Replay: CPU %d stream not sorted at request %d (t=%d after t=%d)", c, i, q.T, s[i-1].T))
+			}
+			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
+				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
+			}
+			rp.npend++
+			cpu.reqs = append(cpu.reqs, pend{at: q.T*1000 - cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
+		}
+		rp.issue(c)
+	}
+	return rp.run(until)
+}
+
+// A call is begin, then each CPU's new requests appended to its reqs
+// (with the CPU's base, counted in npend) and issue, then run:
+// AdvanceCPUs from Reqs, Space.WeaveUntil from its Logs without them.
+
+// begin starts a call on lines for ncpus CPUs: it makes room for new
+// lines and CPUs and resets what the last call reported.
+func (rp *Replayer) begin(lines []*hwmodel.Line, ncpus int) {
 	if len(lines) < len(rp.lines) {
 		panic(fmt.Sprintf("weave: Replayer: %d lines after %d; lines may only be added", len(lines), len(rp.lines)))
 	}
@@ -315,13 +356,19 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 		rp.ls[li].touched = false
 	}
 	res.Touched = res.Touched[:0]
-	for len(rp.ls) < len(lines) {
-		rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(lines[len(rp.ls)].Home)})
+	if n := len(lines) - len(rp.ls); n > 0 {
+		rp.ls = slices.Grow(rp.ls, n)
+		for _, line := range lines[len(rp.ls):] {
+			rp.ls = append(rp.ls, replayLine{holder: -1, home: int32(line.Home)})
+		}
+		if rp.totals {
+			rp.hits = append(rp.hits, make([]uint64, n)...)
+		}
+		if !rp.totals {
+			res.Lines = append(res.Lines, make([]LineCounts, len(lines)-len(res.Lines))...)
+		}
 	}
-	for len(res.Lines) < len(lines) {
-		res.Lines = append(res.Lines, LineCounts{})
-	}
-	for len(rp.cpus) < len(streams) {
+	for len(rp.cpus) < ncpus {
 		rp.cpus = append(rp.cpus, replayCPU{})
 	}
 	for len(res.Served) < len(rp.cpus) {
@@ -359,39 +406,32 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 	}
 	res.CPUs = res.CPUs[:0]
 	res.Notices = res.Notices[:0]
-	for k, c := range cpus {
-		s := streams[c]
-		if len(s) == 0 || k > 0 && c <= cpus[k-1] {
-			panic(fmt.Sprintf("weave: Replay: CPU %d listed with an empty stream or out of order (AdvanceCPUs)", c))
-		}
-		cpu := &rp.cpus[c]
-		for i, q := range s {
-			if i > 0 && q.T < s[i-1].T {
-				panic(fmt.Sprintf("weave: Replay: CPU %d stream not sorted at request %d (t=%d after t=%d)", c, i, q.T, s[i-1].T))
-			}
-			if int(q.Line) < 0 || int(q.Line) >= len(lines) {
-				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
-			}
-			rp.npend++
-			cpu.reqs = append(cpu.reqs, pend{t: q.T * 1000, base: cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
-		}
-		if !cpu.waiting {
-			rp.resume(c, 0)
-		}
+}
+
+// issue lets CPU c go on with the requests just added, unless it waits.
+func (rp *Replayer) issue(c int) {
+	if !rp.cpus[c].waiting {
+		rp.resume(c, 0)
 	}
+}
+
+// run replays up to until (ns, exclusive) and returns the call's result.
+func (rp *Replayer) run(until int64) *ReplayResult {
+	res := &rp.res
 	untilPS := int64(math.MaxInt64)
 	if until < math.MaxInt64/1000 {
 		untilPS = until * 1000
 	}
 	for rp.pending() && rp.nextT() < untilPS {
 		e := rp.pop()
-		rp.now = max(rp.now, e.t)
-		if e.kind() == evArrive {
-			if cpu := &rp.cpus[e.who()]; cpu.armed && cpu.nextAt == e.t {
-				rp.act(int(e.who()), e.t)
+		rp.now = max(rp.now, e.T)
+		who := int(evWho(&e))
+		if evKind(&e) == evArrive {
+			if cpu := &rp.cpus[who]; cpu.armed && cpu.nextAt == e.T {
+				rp.act(who, e.T)
 			}
 		} else {
-			rp.serve(int(e.who()), e.t)
+			rp.serve(who, e.T)
 		}
 	}
 	if untilPS != math.MaxInt64 {

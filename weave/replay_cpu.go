@@ -56,13 +56,15 @@ func (rp *Replayer) accruePart(c int, tag int32, d int64) {
 
 // pend is a request not yet served.
 type pend struct {
-	t      int64 // ps: logged time on the caller's timeline
-	base   int64 // the CPU's shift when the caller logged it
+	// at is the logged time on the caller's timeline (ps) less the
+	// CPU's base when the caller logged it: the request is due at
+	// at + shift. (One field, not two: a pend is 24 bytes.)
+	at     int64
 	line   int32
+	tag    int32
 	op     hwmodel.Op
 	indep  bool
 	notify bool
-	tag    int32
 }
 
 // outRead is an Indep read the CPU has issued and not yet retired.
@@ -141,7 +143,7 @@ func (rp *Replayer) resume(c int, t int64) {
 			return
 		}
 		p := &cpu.reqs[cpu.next]
-		t = max(t, p.t+cpu.shift-p.base, cpu.doneAt)
+		t = max(t, p.at+cpu.shift, cpu.doneAt)
 	}
 	if cpu.armed && cpu.nextAt <= max(t, rp.now) {
 		return
@@ -192,7 +194,7 @@ func (rp *Replayer) act(c int, now int64) {
 			return
 		}
 		p := &cpu.reqs[cpu.next]
-		if want := max(p.t+cpu.shift-p.base, cpu.doneAt); want > now {
+		if want := max(p.at+cpu.shift, cpu.doneAt); want > now {
 			rp.wake(c, min(want, deadline))
 			return
 		}
@@ -202,16 +204,13 @@ func (rp *Replayer) act(c int, now int64) {
 		}
 		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
-		l := &rp.ls[p.line]
-		st := rp.touch(p.line)
 		if p.op == hwmodel.Read && rp.lines[p.line].Holds(c) {
 			// A load that hits in the CPU's own cache completes at
 			// once: it never reaches the line's home, so it neither
 			// waits behind the line's transactions nor takes part in
 			// the draw (serve). The line's state is as the
 			// transactions served before now left it.
-			st.Accesses++
-			st.Ops[hwmodel.Read]++
+			rp.hit(p.line)
 			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)
 			if p.notify {
@@ -219,6 +218,8 @@ func (rp *Replayer) act(c int, now int64) {
 			}
 			continue
 		}
+		l := &rp.ls[p.line]
+		st := rp.touch(p.line)
 		spin := int32(-1)
 		if p.op == hwmodel.Lock && l.holder != -1 {
 			st.LockWaits++

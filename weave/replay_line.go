@@ -67,20 +67,27 @@ type waiter struct {
 	head int64
 }
 
+// replayLine is a line's queue and statistics: 192 bytes, three host
+// cache lines (the runtime page-aligns a large slice), with what a
+// request served at once reads and writes (the queue, the lock, its
+// home, then st's Accesses, StallNS, BusyPS, Transfers, Ops[Read] and
+// Ops[Write]) in the first two.
 type replayLine struct {
 	freeAt  int64 // ps: the line is busy with a transaction until then
-	serveAt int64 // time of the pending evServe when pending
-	pending bool
-	holder  int // lock holder, or -1
-	// lockedAt is when the holder's Lock completed (ps), while held.
-	lockedAt int64
-	home     int32 // the Line's Home, which never changes
-	waiters  []waiter
-	touched  bool // has stats in this call
+	waiters []waiter
+	holder  int32 // lock holder, or -1
+	home    int32 // the Line's Home, which never changes
 	// st is what happened to the line: in this call, or over every call
 	// under KeepTotals. It lives here, beside the queue every request
 	// reads anyway, rather than in ReplayResult.Lines (filled from it).
-	st LineCounts
+	st      LineCounts
+	serveAt int64 // time of the pending evServe when pending
+	pending bool
+	touched bool // has stats in this call
+	// lockedAt is when the holder's Lock completed (ps), while held:
+	// past the first two host cache lines, read only by Lock and
+	// Unlock.
+	lockedAt int64
 }
 
 func (rp *Replayer) touch(li int32) *LineCounts {
@@ -90,6 +97,34 @@ func (rp *Replayer) touch(li int32) *LineCounts {
 		rp.res.Touched = append(rp.res.Touched, li)
 	}
 	return &l.st
+}
+
+// hit counts a read hit on line li. A Replayer that keeps totals counts
+// it in hits, a dense array, rather than in the line's record (which a
+// hit does not otherwise read: a cache miss per access on the studies'
+// machines, where most accesses are hits); Totals and Logged add them.
+// (Small enough to inline: it runs for most requests.)
+func (rp *Replayer) hit(li int32) {
+	if rp.totals {
+		rp.hits[li]++
+		return
+	}
+	rp.hitRecord(li)
+}
+
+// hitRecord counts a read hit on line li in its record.
+func (rp *Replayer) hitRecord(li int32) {
+	st := rp.touch(li)
+	st.Accesses++
+	st.Ops[hwmodel.Read]++
+}
+
+// flushHits moves line li's hits into its record.
+func (rp *Replayer) flushHits(li int) {
+	st := &rp.ls[li].st
+	st.Accesses += int(rp.hits[li])
+	st.Ops[hwmodel.Read] += int(rp.hits[li])
+	rp.hits[li] = 0
 }
 
 // schedule makes sure line li gets a serve event at time t.
@@ -276,12 +311,12 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	st.BusyPS += busy
 	switch w.op {
 	case hwmodel.Lock:
-		if l.holder == c {
+		if int(l.holder) == c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d takes lock line %d that it already holds", c, li))
 		}
-		l.holder, l.lockedAt = c, now+costPS
+		l.holder, l.lockedAt = int32(c), now+costPS
 	case hwmodel.Unlock:
-		if l.holder != c {
+		if int(l.holder) != c {
 			panic(fmt.Sprintf("weave: Replay: CPU %d releases lock line %d held by %d", c, li, l.holder))
 		}
 		l.holder = -1

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
@@ -496,4 +497,35 @@ func roundTags(r [3]map[int32]float64) [3]map[int32]float64 {
 		}
 	}
 	return o
+}
+
+// TestPendSize: a request waiting in a CPU's queue is 24 bytes (the
+// weave writes one per access).
+func TestPendSize(t *testing.T) {
+	if got := unsafe.Sizeof(pend{}); got != 24 {
+		t.Errorf("sizeof(pend) = %d, want 24", got)
+	}
+}
+
+// TestReplayLineSize: a line's record is at most 224 bytes (192 before
+// the lock hold time: HeldPS, Releases and lockedAt), with what a request
+// served at once touches in the first two host cache lines.
+func TestReplayLineSize(t *testing.T) {
+	var l replayLine
+	if got := unsafe.Sizeof(l); got > 224 {
+		t.Errorf("sizeof(replayLine) = %d, want at most 224", got)
+	}
+	for name, end := range map[string]uintptr{
+		"st.Ops[Write]":  unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Ops) + 2*8,
+		"st.Transfers":   unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Transfers) + unsafe.Sizeof(l.st.Transfers),
+		"waiters, home":  unsafe.Offsetof(l.home) + 4,
+		"st.BusyPS":      unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.BusyPS) + 8,
+		"st.StallNS":     unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.StallNS) + 8,
+		"st.Accesses":    unsafe.Offsetof(l.st) + unsafe.Offsetof(l.st.Accesses) + 8,
+		"freeAt, holder": unsafe.Offsetof(l.holder) + 4,
+	} {
+		if end > 128 {
+			t.Errorf("%s ends at byte %d, past the record's first two host cache lines", name, end)
+		}
+	}
 }

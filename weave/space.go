@@ -78,14 +78,13 @@ type Space struct {
 
 	// Scratch reused by Weave (the result is valid until the next
 	// Weave).
-	rp      *Replayer
-	res     WeaveResult
-	streams [][]Req
-	byCPU   []*Log // all nil between weaves
-	// streamCPUs are the CPUs whose streams the last weave built, in CPU
-	// order, and stallCPUs those it charged (res.StallNS, ExactNS): a
-	// weave clears only what the last one wrote, so that it costs what
-	// its logs hold, not the machine's CPUs.
+	rp    *Replayer
+	res   WeaveResult
+	byCPU []*Log // all nil between weaves
+	// streamCPUs are the CPUs whose logs a weave adds to the replay, in
+	// CPU order, and stallCPUs those the last weave charged (res.StallNS,
+	// ExactNS): a weave clears only what the last one wrote, so that it
+	// costs what its logs hold, not the machine's CPUs.
 	streamCPUs []int
 	stallCPUs  []int
 	siteBuf    []int64               // stall per site of one CPU, ps
@@ -105,7 +104,6 @@ func NewSpace(m *hwmodel.Machine) *Space {
 		m:       m,
 		siteIdx: map[string]Site{},
 		remPS:   make([]int64, m.NumCPUs()),
-		streams: make([][]Req, m.NumCPUs()),
 		byCPU:   make([]*Log, m.NumCPUs()),
 	}
 	for op := range hwmodel.NumOps {

@@ -75,9 +75,9 @@ func (r *WeaveResult) SiteNS(cpu int, site Site) float64 {
 // scenarios; the engine weaves each epoch with WeaveUntil.
 func (s *Space) Weave(logs []*Log) *WeaveResult { return s.WeaveUntil(logs, math.MaxInt64) }
 
-// WeaveUntil prices one epoch that ends at virtual time until (ns): it turns
-// each Log into its CPU's stream of hwmodel.Req, adds the streams to what the
-// Space's replay still has pending and replays every line up to until
+// WeaveUntil prices one epoch that ends at virtual time until (ns): it adds
+// each Log's entries, as its CPU's requests (Req), to what the Space's
+// replay still has pending and replays every line up to until
 // (Replayer.Advance, on the Space's lines, whose coherence state and
 // queues carry over from the previous weave), charges every request served
 // to its CPU and site, adds to the cumulative statistics, collects the host
@@ -111,7 +111,8 @@ func (s *Space) Weave(logs []*Log) *WeaveResult { return s.WeaveUntil(logs, math
 // know, two Logs of one CPU, a CPU the machine lacks, or a lock taken and
 // not released (or released and not taken) within one Log: the caller's
 // critical sections never span a barrier (their accesses are logged by one
-// event), even when the replay's do.
+// event), even when the replay's do. A Space that panicked is not to be
+// woven again: the replay may hold part of the malformed log.
 func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 	n := s.m.NumCPUs()
 	total := 0
@@ -163,20 +164,13 @@ func (s *Space) WeaveUntil(logs []*Log, until int64) *WeaveResult {
 }
 
 func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
-	for _, c := range s.streamCPUs {
-		s.streams[c] = s.streams[c][:0]
-	}
 	s.streamCPUs = s.streamCPUs[:0]
 	for _, l := range logs {
 		if l != nil && len(l.entries) > 0 {
 			s.streamCPUs = append(s.streamCPUs, l.cpu)
 		}
 	}
-	slices.Sort(s.streamCPUs) // built in CPU order, whatever the order of logs
-	var held []LineID
-	for _, c := range s.streamCPUs {
-		s.streams[c], held = s.buildStream(s.byCPU[c], s.streams[c][:0], &s.uncPS, held[:0])
-	}
+	slices.Sort(s.streamCPUs) // added in CPU order, whatever the order of logs
 	if s.rp == nil {
 		s.rp = NewReplayer(s.m)
 		s.rp.KeepTotals()
@@ -184,7 +178,15 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 			s.rp.SetLockSpin(int32(sp.Lock), int32(sp.OnOwner), int32(sp.Queued))
 		}
 	}
-	rr := s.rp.AdvanceCPUs(s.lines, s.streams, s.streamCPUs, until)
+	// Replayer.AdvanceCPUs, with each log's entries added to the replay
+	// as they are checked, without a stream of Reqs between.
+	s.rp.begin(s.lines, s.m.NumCPUs())
+	var held []LineID
+	for _, c := range s.streamCPUs {
+		held = s.addLog(s.byCPU[c], &s.uncPS, held[:0])
+		s.rp.issue(c)
+	}
+	rr := s.rp.run(until)
 	res.Notices = append(res.Notices, rr.Notices...)
 	if len(s.siteBuf) < len(s.sites) {
 		s.siteBuf = make([]int64, len(s.sites))
@@ -225,9 +227,12 @@ func (s *Space) weave(res *WeaveResult, logs []*Log, until int64) {
 	}
 }
 
-// buildStream appends l's entries to st as requests, validating them and
-// counting them in the statistics; held is scratch for the lock check.
-func (s *Space) buildStream(l *Log, st []Req, uncPS *[hwmodel.NumOps]int64, held []LineID) ([]Req, []LineID) {
+// addLog adds l's entries to the replay as its CPU's new requests (a
+// Req's pend: at their issue times, in ps), validating them and counting
+// them in the statistics; held is scratch for the lock check.
+func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []LineID {
+	cpu := &s.rp.cpus[l.cpu]
+	cpu.reqs = slices.Grow(cpu.reqs, len(l.entries))
 	ready := int64(math.MinInt64)
 	for i, e := range l.entries {
 		if e.Line < 0 || int(e.Line) >= len(s.lines) {
@@ -256,7 +261,8 @@ func (s *Space) buildStream(l *Log, st []Req, uncPS *[hwmodel.NumOps]int64, held
 			t++ // whole ns, rounded up: never before the previous access retired
 		}
 		ready = t*1000 + uncPS[e.Op]
-		st = append(st, Req{T: t, Line: int32(e.Line), Op: e.Op, Tag: int32(e.Site), Indep: e.Indep(), Notify: e.Notify()})
+		cpu.reqs = append(cpu.reqs, pend{at: t*1000 - cpu.base, line: int32(e.Line), op: e.Op,
+			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), tag: int32(e.Site)})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
@@ -267,7 +273,8 @@ func (s *Space) buildStream(l *Log, st []Req, uncPS *[hwmodel.NumOps]int64, held
 		panic(fmt.Sprintf("weave: Weave: CPU %d still holds lock %s at the end of the epoch; a SpinLock must not be held across a barrier",
 			l.cpu, strings.Join(names, ", ")))
 	}
-	return st, held
+	s.rp.npend += len(l.entries)
+	return held
 }
 
 // Woven is the number of accesses woven so far, over every weave: the log

@@ -1,54 +1,62 @@
 // Package heap is the module's one priority queue: a 4-ary min-heap kept
-// in a slice, for element types that order themselves (Less). Four
-// children per node halve the depth of a binary heap and lie side by side
-// in memory. The order must be total for a deterministic pop order: two
-// elements neither of which is Less than the other pop in either order.
+// in a slice, of items ordered by two integer keys, T then K, each with a
+// value of the caller's. Four children per node halve the depth of a
+// binary heap and lie side by side in memory. The keys are plain fields,
+// so the comparison is compiled into the heap's loops (a Less method of
+// the element type, called through the generic dictionary, is not
+// inlined). Items equal in both keys pop in either order: a caller that
+// needs a deterministic pop order makes (T, K) total.
 package heap
 
-// Lesser is an element type ordered by its Less method.
-type Lesser[T any] interface {
-	Less(T) bool
+// Item is one element of a heap: ordered by T, then by K; V rides along.
+type Item[V any] struct {
+	T int64
+	K uint64
+	V V
 }
 
+// Less orders items by (T, K).
+func Less[V any](a, b *Item[V]) bool { return a.T < b.T || a.T == b.T && a.K < b.K }
+
 // Push adds x to heap h and returns the grown slice.
-func Push[T Lesser[T]](h []T, x T) []T {
+func Push[V any](h []Item[V], x Item[V]) []Item[V] {
 	h = append(h, x)
 	up(h, len(h)-1)
 	return h
 }
 
-// Pop removes the least element of the non-empty heap h and returns the
-// shrunk slice and the element. The vacated slot is zeroed, so that the
-// heap keeps no pointer it no longer holds.
-func Pop[T Lesser[T]](h []T) ([]T, T) {
+// Pop removes the least item of the non-empty heap h and returns the
+// shrunk slice and the item. The vacated slot is zeroed, so that the heap
+// keeps no pointer it no longer holds.
+func Pop[V any](h []Item[V]) ([]Item[V], Item[V]) {
 	top := h[0]
 	n := len(h) - 1
 	x := h[n]
-	var zero T
-	h[n] = zero
+	h[n] = Item[V]{}
 	h = h[:n]
 	if n > 0 {
-		down(h, 0, x)
+		down(h, 0, &x)
 	}
 	return h, top
 }
 
 // Init orders any slice into a heap.
-func Init[T Lesser[T]](h []T) {
+func Init[V any](h []Item[V]) {
 	if len(h) < 2 {
 		return
 	}
 	for i := (len(h) - 2) / 4; i >= 0; i-- {
-		down(h, i, h[i])
+		x := h[i]
+		down(h, i, &x)
 	}
 }
 
 // up moves h[i] up to its place.
-func up[T Lesser[T]](h []T, i int) {
+func up[V any](h []Item[V], i int) {
 	x := h[i]
 	for i > 0 {
 		p := (i - 1) / 4
-		if !x.Less(h[p]) {
+		if !Less(&x, &h[p]) {
 			break
 		}
 		h[i] = h[p]
@@ -57,8 +65,8 @@ func up[T Lesser[T]](h []T, i int) {
 	h[i] = x
 }
 
-// down puts x at slot i, or below it where a child is less.
-func down[T Lesser[T]](h []T, i int, x T) {
+// down puts *x at slot i, or below it where a child is less.
+func down[V any](h []Item[V], i int, x *Item[V]) {
 	n := len(h)
 	for {
 		c := 4*i + 1
@@ -67,15 +75,15 @@ func down[T Lesser[T]](h []T, i int, x T) {
 		}
 		m := c
 		for k := c + 1; k < c+4 && k < n; k++ {
-			if h[k].Less(h[m]) {
+			if Less(&h[k], &h[m]) {
 				m = k
 			}
 		}
-		if !h[m].Less(x) {
+		if !Less(&h[m], x) {
 			break
 		}
 		h[i] = h[m]
 		i = m
 	}
-	h[i] = x
+	h[i] = *x
 }
