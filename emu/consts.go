@@ -32,6 +32,13 @@ const (
 	// sched_setaffinity() move: in the kernel move_queued_task(), which
 	// dequeues and enqueues without DEQUEUE_SLEEP / ENQUEUE_WAKEUP.
 	wfAffinity = 0x40
+	// wfAffineTried and wfAffine (the model's own) carry wake_affine()'s
+	// per-task schedstats to the wakee's owner, which counts them with
+	// the rest of ttwu_stat()'s (ttwuStatTask): fair.c wake_affine()
+	// (v6.6) increments p->stats.nr_wakeups_affine_attempts on every
+	// call and nr_wakeups_affine when it picks this_cpu.
+	wfAffineTried = 0x100
+	wfAffine      = 0x200
 )
 
 const (

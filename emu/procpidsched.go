@@ -22,9 +22,8 @@ import (
 // Fields the model does not track print what the kernel prints for a task
 // that never did the thing: 0 for sum_sleep_runtime, sum_block_runtime,
 // block_start, sleep_max, block_max, exec_max, the iowait, failed- and
-// forced-migration and nr_wakeups_affine/_affine_attempts/_passive/_idle
-// counts, the NUMA-balancing counts (numa_preferred_nid -1) and
-// clock-delta (two cpu_clock() reads, a few tens of ns on hardware).
+// forced-migration and nr_wakeups_passive/_idle counts, the
+// NUMA-balancing counts (numa_preferred_nid -1) and clock-delta (two cpu_clock() reads, a few tens of ns on hardware).
 // wait_sum is sched_info's run_delay; sleep_start is when the task's
 // last sleep dequeued it while it sleeps.
 func (s *Sim) writeProcPidSched(w io.Writer) error {
@@ -73,7 +72,9 @@ func (s *Sim) writeProcPidSched(w io.Writer) error {
 			scount("nr_wakeups_migrate", st.NrWakeupsMig)
 			scount("nr_wakeups_local", st.NrWakeupsLoc)
 			scount("nr_wakeups_remote", st.NrWakeupsRem)
-			for _, k := range []string{"nr_wakeups_affine", "nr_wakeups_affine_attempts", "nr_wakeups_passive", "nr_wakeups_idle"} {
+			scount("nr_wakeups_affine", st.NrWakeupsAffine)
+			scount("nr_wakeups_affine_attempts", st.NrWakeupsAffineAttempts)
+			for _, k := range []string{"nr_wakeups_passive", "nr_wakeups_idle"} {
 				scount(k, 0) // not tracked per task
 			}
 			avgAtom, avgPerCPU := int64(-1), int64(-1)

@@ -104,6 +104,10 @@ type rqKernel struct {
 	// sisRecent is p->recent_used_cpu = prev as select_idle_sibling()
 	// sets it during one wakeup (-1: not set), posted with the wakeup.
 	sisRecent int
+	// affineFlags are wake_affine()'s schedstat bits (wfAffineTried,
+	// wfAffine) of the last select_task_rq_fair(), for the wakee's stats.
+	// Owned by CPU i.
+	affineFlags int
 
 	// newidleSD and newidleCost are the last domain a newidle balance
 	// walked and what it cost: the work at once (and its pull's detach

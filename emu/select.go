@@ -39,6 +39,7 @@ func (rq *RQ) selectTaskRQFair(p *Task, v taskSnap, prev, wakeFlags int) int {
 	newCPU := prev
 	sync := wakeFlags&wfSync != 0
 	rq.recordWakee(p)
+	rq.affineFlags = 0
 	wantAffine := !rq.wakeWide(v) && p.allowedOn(cpu)
 	for _, d := range rq.sim.domains[cpu] {
 		// If both 'cpu' and 'prev_cpu' are part of this domain, cpu is
@@ -46,6 +47,12 @@ func (rq *RQ) selectTaskRQFair(p *Task, v taskSnap, prev, wakeFlags int) int {
 		if wantAffine && d.Flags&SD_WAKE_AFFINE != 0 && d.Contains(prev) {
 			if cpu != prev {
 				newCPU = rq.wakeAffine(d, p, v, cpu, prev, sync)
+				// schedstat_inc(p->stats.nr_wakeups_affine_attempts),
+				// and nr_wakeups_affine when it picks this_cpu.
+				rq.affineFlags = wfAffineTried
+				if newCPU == cpu {
+					rq.affineFlags |= wfAffine
+				}
 			}
 			break
 		}

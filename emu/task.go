@@ -183,6 +183,9 @@ type TaskStats struct {
 	NrInvolSwitch int64 // nr_involuntary_switches
 	NrPreempted   int64 // times preempted by a wakeup (involuntary, from check_preempt_wakeup)
 	SliceMax      int64 // slice_max
+
+	// wake_affine()'s: nr_wakeups_affine_attempts, nr_wakeups_affine.
+	NrWakeupsAffineAttempts, NrWakeupsAffine int64
 }
 
 // Now is the task's CPU's clock: the current time, from the task's own

@@ -74,6 +74,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		return true
 	}
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
+	wakeFlags |= rq.affineFlags
 	if cpu != prev {
 		wakeFlags |= wfMigrated
 	}
@@ -233,6 +234,12 @@ func (p *Task) ttwuStatTask(cpu, waker, wakeFlags int) {
 	}
 	if wakeFlags&wfSync != 0 {
 		p.Stats.NrWakeupsSync++
+	}
+	if wakeFlags&wfAffineTried != 0 {
+		p.Stats.NrWakeupsAffineAttempts++
+	}
+	if wakeFlags&wfAffine != 0 {
+		p.Stats.NrWakeupsAffine++
 	}
 }
 
@@ -404,6 +411,7 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 		waker.sisRecent = -1
 		// The wakee as its owner sees it: the barrier sees every CPU exactly.
 		cpu := waker.selectTaskRQ(p, s.cpus[prev].exactTaskSnap(p), prev, op.flags)
+		c.flags |= waker.affineFlags
 		if cpu != prev {
 			c.flags |= wfMigrated
 		}
