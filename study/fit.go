@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -112,43 +111,18 @@ func (f *Fit) runner(paths []string, vals []float64) *Runner {
 // evalBatch runs the candidates' rows, Jobs runs at once, and returns
 // each one's pairs in order.
 func (f *Fit) evalBatch(pts [][]float64, start [][]float64) ([][]Pair, error) {
-	type job struct {
-		r   *Runner
-		p   planned
-		fut *future
-	}
 	var runners []*Runner
-	var jobs []job
+	var runs []ahead
 	for _, pt := range pts {
 		r := f.runner(f.values(pt, start))
 		runners = append(runners, r)
 		for _, st := range f.studies() {
 			for _, p := range r.plan(st) {
-				key := r.key(p.run, p.seed)
-				if _, ok := r.pre[key]; ok {
-					continue
-				}
-				fut := &future{done: make(chan struct{})}
-				r.pre[key] = fut
-				jobs = append(jobs, job{r, p, fut})
+				runs = append(runs, ahead{r, p})
 			}
 		}
 	}
-	wait := InOrder(max(f.Jobs, 1), len(jobs), f.Stop, func(i int, halt <-chan struct{}) {
-		j := jobs[i]
-		if Halted(halt) {
-			j.fut.err = ErrInterrupted
-		} else {
-			eng := j.r.Engine
-			eng.Stop = halt
-			// The host's CPUs shared among the runs at once, as
-			// reproduce -j: a batch of one run gets them all.
-			eng.Workers = max(1, runtime.GOMAXPROCS(0)/min(max(f.Jobs, 1), len(jobs)))
-			j.fut.o, j.fut.err = j.r.execute(j.p.run, j.p.seed, eng)
-		}
-		close(j.fut.done)
-	})
-	defer wait()
+	defer runAhead(runs, f.Jobs, f.Stop, true)()
 	var out [][]Pair
 	for _, r := range runners {
 		var ps []Pair

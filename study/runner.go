@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -281,41 +282,64 @@ func (r *Runner) prefetch(p []planned) (wait func()) {
 	if r.Jobs <= 1 || r.Engine.Progress != nil {
 		return func() {}
 	}
-	if r.pre == nil {
-		r.pre = map[string]*future{}
+	runs := make([]ahead, len(p))
+	for i, x := range p {
+		runs[i] = ahead{r, x}
 	}
-	type job struct {
-		planned
-		f *future
-	}
-	var jobs []job
-	for _, x := range p {
-		key := r.key(x.run, x.seed)
-		if _, ok := r.cache[key]; ok {
-			continue
-		}
-		if _, ok := r.pre[key]; ok {
-			continue
-		}
-		f := &future{done: make(chan struct{})}
-		r.pre[key] = f
-		jobs = append(jobs, job{x, f})
-	}
-	done := InOrder(r.Jobs, len(jobs), r.Engine.Stop, func(i int, halt <-chan struct{}) {
-		j := jobs[i]
-		if Halted(halt) { // given up: do not start it
-			j.f.err = ErrInterrupted
-		} else {
-			eng := r.Engine
-			eng.Stop = halt
-			j.f.o, j.f.err = r.execute(j.run, j.seed, eng)
-		}
-		close(j.f.done)
-	})
+	done := runAhead(runs, r.Jobs, r.Engine.Stop, false)
 	return func() {
 		done()
 		clear(r.pre)
 	}
+}
+
+// ahead is a planned run of a runner, started before its study asks.
+type ahead struct {
+	r *Runner
+	planned
+}
+
+// runAhead starts, n at once, each run its runner has neither cached nor
+// started, as a future in the runner's pre that do takes; wait waits for
+// them. With share, each run gets its part of the host's CPUs
+// (GOMAXPROCS over the runs at once), as reproduce -j gives them, rather
+// than its Engine's Workers.
+func runAhead(runs []ahead, n int, stop <-chan struct{}, share bool) (wait func()) {
+	type job struct {
+		ahead
+		f *future
+	}
+	var jobs []job
+	for _, a := range runs {
+		if a.r.pre == nil {
+			a.r.pre = map[string]*future{}
+		}
+		key := a.r.key(a.run, a.seed)
+		if _, ok := a.r.cache[key]; ok {
+			continue
+		}
+		if _, ok := a.r.pre[key]; ok {
+			continue
+		}
+		f := &future{done: make(chan struct{})}
+		a.r.pre[key] = f
+		jobs = append(jobs, job{a, f})
+	}
+	n = max(n, 1)
+	return InOrder(n, len(jobs), stop, func(i int, halt <-chan struct{}) {
+		j := jobs[i]
+		if Halted(halt) { // given up: do not start it
+			j.f.err = ErrInterrupted
+		} else {
+			eng := j.r.Engine
+			eng.Stop = halt
+			if share {
+				eng.Workers = max(1, runtime.GOMAXPROCS(0)/min(n, len(jobs)))
+			}
+			j.f.o, j.f.err = j.r.execute(j.run, j.seed, eng)
+		}
+		close(j.f.done)
+	})
 }
 
 func (r *Runner) grid(st *Study) (*Summary, error) {
