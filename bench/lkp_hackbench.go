@@ -1,9 +1,9 @@
 package bench
 
 import (
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -66,12 +66,7 @@ func lkpHackbench(out string) map[string]float64 {
 	st := map[string]float64{"throughput": kb / best, "throughput_best": kb / best,
 		"throughput_avg": rubyRound2(kb / avg), "throughput_worst": kb / worst}
 	if len(per) > 1 {
-		ids := make([]int64, 0, len(per))
-		for id := range per {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		for _, id := range ids {
+		for _, id := range slices.Sorted(maps.Keys(per)) {
 			s := per[id]
 			if len(s.time) == 0 {
 				continue

@@ -1,9 +1,10 @@
 package bench
 
 import (
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -192,12 +193,7 @@ func lkpSchbench(out string) map[string]float64 {
 		}
 	}
 	if len(per) > 1 {
-		ids := make([]int64, 0, len(per))
-		for id := range per {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		for _, id := range ids {
+		for _, id := range slices.Sorted(maps.Keys(per)) {
 			sfx := ".instance" + strconv.FormatInt(id, 10)
 			for _, sec := range []struct {
 				name string
