@@ -38,5 +38,6 @@ func (s *Sim) Counters() map[string]float64 {
 	c["run.hold_passes"] = float64(s.HoldPasses)
 	c["run.late_msgs"] = float64(s.LateMsgs)
 	c["run.accesses"] = float64(s.space.Woven())
+	s.tgSiteCounters(c)
 	return c
 }

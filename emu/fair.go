@@ -93,9 +93,11 @@ func (rq *RQ) enqueueEntity(cfs *CfsRq, se *SchedEntity, flags int) {
 			rq.renormalise(cfs, se)
 		}
 	}
+	prev := rq.atTgSite(tgSiteEnqueue)
 	rq.updateLoadAvg(cfs, se, updateTG|doAttach)
 	rq.seUpdateRunnable(se)
 	rq.updateCfsGroup(se)
+	rq.tgSite = prev
 	if rq.eevdf() {
 		if !curr {
 			rq.placeEntity(cfs, se, flags)
@@ -212,6 +214,8 @@ func (rq *RQ) dequeueEntity(cfs *CfsRq, se *SchedEntity, flags int) bool {
 	if rq.delayEntity(cfs, se, flags) {
 		return false
 	}
+	prev := rq.atTgSite(tgSiteDequeue)
+	defer func() { rq.tgSite = prev }()
 	rq.updateLoadAvg(cfs, se, action)
 	rq.seUpdateRunnable(se)
 	cfs.clearBuddies(se)
@@ -267,6 +271,7 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 		cfs.hNrRunning++
 		flags = enqueueWakeup
 	}
+	prev := rq.atTgSite(tgSiteEnqueueTask)
 	for ; se != nil; se = se.parent {
 		cfs := se.cfsRq
 		rq.updateLoadAvg(cfs, se, updateTG)
@@ -274,6 +279,7 @@ func (rq *RQ) enqueueTaskFair(p *Task, flags int) {
 		rq.updateCfsGroup(se)
 		cfs.hNrRunning++
 	}
+	rq.tgSite = prev
 	rq.addNrRunning(1, SymEnqueueTaskFair)
 }
 
@@ -328,6 +334,7 @@ func (rq *RQ) dequeueEntities(se *SchedEntity, flags int) int {
 		flags |= dequeueSleep
 		flags &^= dequeueDelayed | dequeueSpecial
 	}
+	prev := rq.atTgSite(tgSiteDequeueTask)
 	for ; se != nil; se = se.parent {
 		cfs := se.cfsRq
 		rq.updateLoadAvg(cfs, se, updateTG)
@@ -336,6 +343,7 @@ func (rq *RQ) dequeueEntities(se *SchedEntity, flags int) int {
 		cfs.hNrRunning -= hNr
 		cfs.hNrDelayed -= hDelayed
 	}
+	rq.tgSite = prev
 	rq.addNrRunning(-hNr, SymDequeueTaskFair)
 	return 1
 }
@@ -368,7 +376,9 @@ func (rq *RQ) setNextEntity(cfs *CfsRq, se *SchedEntity) {
 		// 'current' is not kept within the tree (SetCurr also stashes
 		// the deadline in vlag: the RUN_TO_PARITY marker).
 		cfs.q.SetCurr(&se.Entity)
+		prev := rq.atTgSite(tgSiteSetNext)
 		rq.updateLoadAvg(cfs, se, updateTG)
+		rq.tgSite = prev
 	} else {
 		cfs.q.SetCurr(&se.Entity)
 	}
@@ -538,6 +548,7 @@ func (rq *RQ) putPrevTaskFair(prev *Task) {
 
 // taskTickFair is fair.c: task_tick_fair() with entity_tick() per level.
 func (rq *RQ) taskTickFair(p *Task) {
+	defer func(prev tgSite) { rq.tgSite = prev }(rq.atTgSite(tgSiteTick))
 	for se := &p.se; se != nil; se = se.parent {
 		cfs := se.cfsRq
 		rq.updateCurr(cfs)

@@ -107,6 +107,7 @@ func (rq *RQ) calcGroupShares(cfs *CfsRq) uint64 {
 	tgShares := int64(tg.shares)
 	load := max(int64(eevdf.ScaleLoadDown(cfs.load.Weight)), int64(cfs.avg.LoadAvg))
 	tgWeight := rq.tgLoadAvgRead(tg)
+	rq.Stats.tgSites[rq.tgSite].reads++
 	// Ensure tg_weight >= load.
 	tgWeight -= int64(cfs.tgLoadAvgContrib)
 	tgWeight += load

@@ -69,10 +69,20 @@ func (rq *RQ) updateLoadAvg(cfs *CfsRq, se *SchedEntity, flags int) {
 		// DO_ATTACH from enqueue_entity() with !last_update_time: we
 		// migrated (or are new) and attach on this CPU.
 		rq.attachEntityLoadAvg(cfs, se)
+		prev := rq.tgSite
+		if prev == tgSiteEnqueue {
+			rq.tgSite = tgSiteEnqueueAttach
+		}
 		rq.updateTgLoadAvg(cfs)
+		rq.tgSite = prev
 	case flags&doDetach != 0:
 		rq.detachEntityLoadAvg(cfs, se)
+		prev := rq.tgSite
+		if prev == tgSiteDequeue {
+			rq.tgSite = tgSiteDequeueDetach
+		}
 		rq.updateTgLoadAvg(cfs)
+		rq.tgSite = prev
 	case decayed && flags&updateTG != 0:
 		rq.updateTgLoadAvg(cfs)
 	}
@@ -136,6 +146,7 @@ func (rq *RQ) updateTgLoadAvg(cfs *CfsRq) {
 	now := rq.clock + bootNS // sched_clock_cpu()
 	if rq.feat.Has(TG_LOAD_RATELIMIT) && now-cfs.lastUpdateTgLoadAvg < rq.tun.TgLoadAvgRatelimit {
 		rq.Stats.TgRatelimitSkips++
+		rq.Stats.tgSites[rq.tgSite].ratelimitSkips++
 		return
 	}
 	delta := int64(cfs.avg.LoadAvg) - int64(cfs.tgLoadAvgContrib)
@@ -145,6 +156,7 @@ func (rq *RQ) updateTgLoadAvg(cfs *CfsRq) {
 		cfs.lastUpdateTgLoadAvg = now
 	} else {
 		rq.Stats.TgThresholdSkips++
+		rq.Stats.tgSites[rq.tgSite].thresholdSkips++
 	}
 }
 
@@ -156,6 +168,7 @@ func (rq *RQ) tgLoadAvgAdd(tg *TaskGroup, delta int64) {
 	rq.accessCost(SymUpdateLoadAvg, hwmodel.RMW)
 	rq.tgDelta[tg.id] += delta
 	rq.Stats.TgLoadAvgWrites++
+	rq.Stats.tgSites[rq.tgSite].writes++
 }
 
 func abs64(x int64) int64 {
@@ -232,6 +245,7 @@ func (rq *RQ) updateBlockedAveragesLocked() {
 func (rq *RQ) updateBlockedFair() {
 	rq.cost(hwmodel.OpUpdateLoadAvg)
 	now := rq.peltNow()
+	defer func(prev tgSite) { rq.tgSite = prev }(rq.atTgSite(tgSiteBlocked))
 	gs := rq.sim.groups
 	for i := len(gs) - 1; i >= 0; i-- {
 		cfs := gs[i].cfsRq[rq.cpu]

@@ -190,6 +190,9 @@ type rqMailbox struct {
 	// value plus this CPU's own writes. barrier: folded into the
 	// published value and zeroed.
 	tgDelta []int64
+	// tgSite is the kernel function whose load update is touching
+	// tg->load_avg (tgsites.go). The CPU's own.
+	tgSite tgSite
 	// countDeltas are this CPU's changes of shared counts since the last
 	// barrier (sharedcount.go). barrier: folded into the published values
 	// and emptied.

@@ -32,6 +32,8 @@ type RQStats struct {
 	TgLineRTReads    int64 // set_task_rq()'s reads of tg->rt_se/rt_rq on tg->load_avg's line (RT_GROUP_SCHED)
 	TgRatelimitSkips int64 // update_tg_load_avg() calls stopped by the 1 ms ratelimit
 	TgThresholdSkips int64 // ... stopped by the 1/64 threshold
+	// tgSites split the four above by call site (tgsites.go).
+	tgSites [numTgSites]tgSiteCounts
 
 	StallNS int64 // weave stall charged to this CPU, ns
 
