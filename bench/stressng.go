@@ -320,15 +320,17 @@ func (w *stressNG) setupNanosleep(s *emu.Sim, g *emu.TaskGroup, st *sngStressor,
 			return err
 		}
 	}
-	user = cyclesNS(w.m, sngUserWorker)
+	// The worker's own cycles in a variable of their own: the threads'
+	// programs read user when they run.
+	poll := cyclesNS(w.m, sngUserWorker)
 	return w.addTask(s, g, st, "stress-ng-nanosleep", worker, mm, nil, func(k int) emu.Program {
 		sleep := false
 		return emu.ProgramFunc(func(*emu.Task) emu.Action {
 			if sleep = !sleep; sleep {
 				return emu.SleepRange(sngWorkerPollNS, timerSlackNS).With(hwmodel.OpSyscall)
 			}
-			st.user[k] += user
-			return emu.Run(user)
+			st.user[k] += poll
+			return emu.Run(poll)
 		})
 	})
 }

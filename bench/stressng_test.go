@@ -128,3 +128,20 @@ func keys(m map[string]float64) []string {
 	}
 	return k
 }
+
+// A nanosleep thread runs sngUserNanosleep cycles of user code per sleep
+// (clock_gettime() twice, stress_mwc32modn(), the overrun arithmetic), the
+// worker's poll loop sngUserWorker per wakeup.
+func TestStressNGNanosleepUserPerSleep(t *testing.T) {
+	m := machine(t, "hikey-8")
+	res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, "stress-ng", "--nanosleep", "1", "--nanosleep-threads", "1", "-t", "0.025")
+	st := res.Workload.(*stressNG).stressors[0]
+	thread, worker := st.user[0], st.user[1]
+	per, poll := cyclesNS(m, sngUserNanosleep), cyclesNS(m, sngUserWorker)
+	if thread%per != 0 || thread < 19*st.ops[0]*per || st.ops[0] == 0 {
+		t.Errorf("thread: %d ns of user code over %d ops, want a multiple of %d ns, at least 19 per op", thread, st.ops[0], per)
+	}
+	if worker < poll || worker%poll != 0 || worker > 2*poll {
+		t.Errorf("worker: %d ns of user code in 25 ms, want the two 10 ms polls of %d ns each", worker, poll)
+	}
+}
