@@ -295,42 +295,65 @@ func (w *stressNG) addTask(s *emu.Sim, g *emu.TaskGroup, st *sngStressor, comm s
 }
 
 // setupNanosleep: the worker's threads, each a pass of 19 sleeps per bogo
-// op, and the worker's own 10 ms polling loop.
+// op (sngNanosleepThread), and the worker's own 10 ms polling loop.
 func (w *stressNG) setupNanosleep(s *emu.Sim, g *emu.TaskGroup, st *sngStressor, worker, mm int) error {
 	user := cyclesNS(w.m, sngUserNanosleep)
 	for range w.nanosleepThreads {
 		err := w.addTask(s, g, st, "stress-ng-nanosleep", s.ForkCPU(worker, nil), mm, nil, func(k int) emu.Program {
-			shift, sleep := 18, false // the pass's next i = 1 << shift; a sleep is next
-			return emu.ProgramFunc(func(t *emu.Task) emu.Action {
-				if !sleep {
-					sleep = true
-					st.user[k] += user
-					return emu.Run(user) // clock_gettime(), stress_mwc32modn()
-				}
-				sleep = false
-				nsec := int64(t.Rand().IntN(1<<shift)) + 8
-				if shift--; shift < 0 {
-					shift = 18
-					st.ops[k]++ // ctxt->counter++ once the pass's last sleep is asked
-				}
-				return emu.SleepRange(nsec, timerSlackNS).With(hwmodel.OpSyscall)
-			})
+			th := &sngNanosleepThread{st: st, k: k, userNS: user, shift: 18}
+			return emu.ProgramFunc(func(t *emu.Task) emu.Action { return th.next(t.Rand().IntN) })
 		})
 		if err != nil {
 			return err
 		}
 	}
-	user = cyclesNS(w.m, sngUserWorker)
+	poll := cyclesNS(w.m, sngUserWorker)
 	return w.addTask(s, g, st, "stress-ng-nanosleep", worker, mm, nil, func(k int) emu.Program {
 		sleep := false
 		return emu.ProgramFunc(func(*emu.Task) emu.Action {
 			if sleep = !sleep; sleep {
 				return emu.SleepRange(sngWorkerPollNS, timerSlackNS).With(hwmodel.OpSyscall)
 			}
-			st.user[k] += user
-			return emu.Run(user)
+			st.user[k] += poll
+			return emu.Run(poll)
 		})
 	})
+}
+
+// sngNanosleepThread is a nanosleep thread's stress_pthread_func(): each
+// pass of `for (i = 1 << 18; i > 0; i >>= 1)` runs the user code around a
+// nanosleep() of stress_mwc32modn(i) + 8 ns, and ctxt->counter++ follows
+// the loop, once the pass's last nanosleep() has returned: a pass whose
+// last sleep is still pending when the run ends is not counted.
+type sngNanosleepThread struct {
+	st       *sngStressor
+	k        int   // the thread's slot in st
+	userNS   int64 // the user code per sleep
+	shift    int   // the pass's next i = 1 << shift
+	sleep    bool  // a nanosleep() is next
+	lastDone bool  // the pass's last nanosleep() was asked
+}
+
+// next is the thread's next action; intn(n) draws uniformly from [0, n)
+// (stress_mwc32modn()).
+func (th *sngNanosleepThread) next(intn func(int) int) emu.Action {
+	if th.lastDone {
+		// The pass's last nanosleep() returned: ctxt->counter++.
+		th.lastDone = false
+		th.st.ops[th.k]++
+	}
+	if !th.sleep {
+		th.sleep = true
+		th.st.user[th.k] += th.userNS
+		return emu.Run(th.userNS) // clock_gettime(), stress_mwc32modn()
+	}
+	th.sleep = false
+	nsec := int64(intn(1<<th.shift)) + 8
+	if th.shift--; th.shift < 0 {
+		th.shift = 18
+		th.lastDone = true
+	}
+	return emu.SleepRange(nsec, timerSlackNS).With(hwmodel.OpSyscall)
 }
 
 // setupSem: the worker's threads, each counting an op per acquire, then

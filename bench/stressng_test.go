@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/rqemu/rqemu/emu"
 )
 
 func TestStressNGGolden(t *testing.T) {
@@ -127,4 +129,55 @@ func keys(m map[string]float64) []string {
 		k = append(k, n)
 	}
 	return k
+}
+
+// A nanosleep thread runs sngUserNanosleep cycles of user code per sleep
+// (clock_gettime() twice, stress_mwc32modn(), the overrun arithmetic), the
+// worker's poll loop sngUserWorker per wakeup.
+func TestStressNGNanosleepUserPerSleep(t *testing.T) {
+	m := machine(t, "hikey-8")
+	res, _ := runW(t, "hikey-8", "v6.6-eevdf", 1, "stress-ng", "--nanosleep", "1", "--nanosleep-threads", "1", "-t", "0.025")
+	st := res.Workload.(*stressNG).stressors[0]
+	thread, worker := st.user[0], st.user[1]
+	per, poll := cyclesNS(m, sngUserNanosleep), cyclesNS(m, sngUserWorker)
+	if thread%per != 0 || thread < 19*st.ops[0]*per || st.ops[0] == 0 {
+		t.Errorf("thread: %d ns of user code over %d ops, want a multiple of %d ns, at least 19 per op", thread, st.ops[0], per)
+	}
+	if worker < poll || worker%poll != 0 || worker > 2*poll {
+		t.Errorf("worker: %d ns of user code in 25 ms, want the two 10 ms polls of %d ns each", worker, poll)
+	}
+}
+
+// stress_pthread_func() counts a pass (ctxt->counter++) after the loop:
+// once the pass's 19th nanosleep(), of 8 ns, has returned, not when it is
+// asked. The sleeps asked are stress_mwc32modn(i) + 8 ns for i = 2^18 down
+// to 1.
+func TestStressNGNanosleepCountsAfterLastSleep(t *testing.T) {
+	st := &sngStressor{ops: []int64{0}, user: []int64{0}}
+	th := &sngNanosleepThread{st: st, userNS: 17, shift: 18}
+	top := func(n int) int { return n - 1 } // the largest draw
+	for pass := 1; pass <= 2; pass++ {
+		for i := 1 << 18; i > 0; i >>= 1 {
+			// The first pass's first user code; the others' came with
+			// the return from the previous pass's last sleep.
+			if pass == 1 || i != 1<<18 {
+				if a := th.next(top); a.Op != emu.ActRun || a.NS != 17 {
+					t.Fatalf("pass %d, i %d: %+v, want the user code (Run 17)", pass, i, a)
+				}
+			}
+			a := th.next(top)
+			if a.Op != emu.ActSleep || a.NS != int64(i+7) || a.Slack != timerSlackNS {
+				t.Fatalf("pass %d, i %d: %+v, want a nanosleep() of %d ns with 50 us slack", pass, i, a, i+7)
+			}
+			if got := st.ops[0]; got != int64(pass-1) {
+				t.Fatalf("pass %d, i %d asked: %d ops counted, want %d (the pass ends when its last sleep returns)", pass, i, got, pass-1)
+			}
+		}
+		if a := th.next(top); a.Op != emu.ActRun || st.ops[0] != int64(pass) {
+			t.Fatalf("after pass %d's last sleep: %+v and %d ops, want the user code and %d", pass, a, st.ops[0], pass)
+		}
+	}
+	if st.user[0] != 2*19*17+17 {
+		t.Errorf("user code issued %d ns, want %d", st.user[0], 2*19*17+17)
+	}
 }

@@ -49,3 +49,47 @@ func TestSleepRangeCoalesces(t *testing.T) {
 		t.Errorf("nanosleep(0) with 50 us slack woke after %d ns, want 50-60 us", zero[0])
 	}
 }
+
+// __hrtimer_run_queues() (v6.6) walks the timers in hard-expiry order and
+// stops at the first whose soft expiry is still ahead, even when a later
+// one's has passed: at the 20 µs interrupt (a sleep without slack) the
+// sleeper of soft 30 / hard 35 µs stops the walk, so the one of soft 5 /
+// hard 80 µs, behind it, wakes at the 35 µs interrupt, not at 20.
+func TestSleepRangeStopsAtFirstSoftAhead(t *testing.T) {
+	woke := sleepWake(t, [][2]int64{{20 * us, 0}, {30 * us, 5 * us}, {5 * us, 75 * us}})
+	t.Logf("woke after %v ns", woke)
+	if woke[0] < 20*us || woke[0] > 28*us {
+		t.Errorf("20 us without slack woke after %d ns, want 20-28 us", woke[0])
+	}
+	if woke[2] < 30*us || woke[2] > 45*us {
+		t.Errorf("5 us + 75 us slack behind a soft 30 / hard 35 us timer woke after %d ns, want 30-45 us (the 35 us interrupt)", woke[2])
+	}
+}
+
+// A timed sleep ends in hrtimer_wakeup() -> try_to_wake_up() from the
+// hrtimer interrupt of the CPU the task slept on (its timer's base):
+// wake_flags 0 (no WF_SYNC), and this_cpu is prev, so
+// select_task_rq_fair() never calls wake_affine() (v6.6: "if (cpu !=
+// prev_cpu) new_cpu = wake_affine(...)"); select_idle_sibling(p, prev,
+// prev) keeps an idle prev and leaves a busy one for an idle CPU of the
+// LLC.
+func TestTimerWakeupFromInterrupt(t *testing.T) {
+	for _, hog := range []bool{false, true} {
+		s := newSim(t, "hikey-8", "v6.6-eevdf")
+		p := spawn(t, s, TaskSpec{Comm: "sleeper", CPU: 0, Prog: Loop(SleepRange(10*us, 50*us), Run(5*us))})
+		if hog {
+			mustTask(t, s, TaskSpec{Comm: "hog", CPU: 0, Prog: Hog()})
+		}
+		s.Run(2 * ms)
+		st := p.Stats
+		if st.NrWakeups < 20 || st.NrWakeupsSync != 0 || st.NrWakeupsAffineAttempts != 0 {
+			t.Errorf("hog %v: %d wakeups, %d sync, %d wake_affine() attempts; want 20 or more, none sync, no attempt", hog, st.NrWakeups, st.NrWakeupsSync, st.NrWakeupsAffineAttempts)
+		}
+		switch {
+		case !hog && (st.NrWakeupsLoc != st.NrWakeups || st.NrMigrations != 0):
+			t.Errorf("idle prev: %d local of %d wakeups, %d migrations; want all local, none", st.NrWakeupsLoc, st.NrWakeups, st.NrMigrations)
+		case hog && (st.NrWakeupsMig == 0 || p.CPU() == 0):
+			t.Errorf("busy prev: %d wakeups migrated, on CPU %d; want it moved off the hog's CPU 0", st.NrWakeupsMig, p.CPU())
+		}
+	}
+}
