@@ -197,6 +197,15 @@ func idleExitName(vendor string) string {
 	return "intel_idle"
 }
 
+// IdleLoopSymbols are the names under which a profile charges a CPU's
+// time in the idle task on any modeled machine: do_idle() itself (the
+// halted time) and the idle driver's exit latency (idleExitName, and
+// arm64's cpu_do_idle). Their sum is the idle time perf stat's task-clock
+// leaves out.
+func IdleLoopSymbols() []string {
+	return []string{kernelSymbolNames[SymIdle], idleExitName("intel"), idleExitName("amd"), arm64Names[SymIdleExit]}
+}
+
 // sockNames are the socket layer's send and receive functions per family
 // (net/unix/af_unix.c, net/ipv4/udp.c, net/ipv4/tcp.c).
 var sockNames = map[string][2]string{

@@ -1,6 +1,10 @@
 package study
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rqemu/rqemu/emu"
+)
 
 // The kernel test robot's base-kernel runs (experiments.md, lkp-base) and
 // the stress-ng validation study on the same machine.
@@ -56,12 +60,26 @@ var (
 		}
 		return float64(o.VolSwitches) / float64(o.InvolSwitches)
 	}}
-	// cpusUtilized is perf stat's "CPUs utilized": busy time over the run.
+	// cpusUtilized is perf stat's "CPUs utilized": the time the CPUs ran
+	// tasks (task-clock) over the run, the idle loop left out.
 	cpusUtilized = Metric{Name: "CPUs utilized", Format: "%.0f", Fn: func(o *Outcome) float64 {
-		return float64(o.CPUs) * (100 - o.Self["do_idle"]) / 100
+		return float64(o.CPUs) * (100 - idleShare(o)) / 100
 	}}
-	idleSelf = Metric{Name: "idle", Key: "self.do_idle", Format: "%.2f", Unit: "%"}
+	// idleSelf is the rows' "idle": the CPUs' time in the idle loop, % of
+	// all cycles. The model charges that time to two symbols, do_idle()
+	// (halted) and the idle driver's exit latency (intel_idle on Intel):
+	// both are idle time, so both count (before stop 48 only do_idle did).
+	idleSelf = Metric{Name: "idle", Format: "%.2f", Unit: "%", Fn: idleShare}
 )
+
+// idleShare is the idle loop's self share of all cycles, in %.
+func idleShare(o *Outcome) float64 {
+	var s float64
+	for _, sym := range emu.IdleLoopSymbols() {
+		s += o.Self[sym]
+	}
+	return s
+}
 
 // selfShare is lkp's perf-profile.self.cycles-pp.SYM: the symbol's share
 // of all cycles, idle included.
