@@ -277,6 +277,11 @@ func NewReplayer(m *hwmodel.Machine) *Replayer {
 //     what it loaded; a locked RMW also drains the load queue), or when
 //     its own timeline has run Lat.Window ns past the read's issue (the
 //     reorder buffer is full). That wait is charged to the read;
+//   - with a store buffer (Lat.StoreBuffer, x86), a plain store (Write,
+//     an Unlock not marked Locked) does not stall the CPU: it goes to its
+//     line and the CPU goes on, until a locked request (RMW, Lock, or
+//     Locked) drains the buffer or the buffer is full; a load of a line
+//     with a buffered store is forwarded (replay_store.go);
 //   - a load of a line the CPU holds (Modified, Exclusive or Shared, as
 //     the transactions served before it left the line) hits in its own
 //     cache and completes at issue: it does not reach the line's home, so
@@ -493,9 +498,10 @@ func (rp *Replayer) Behind(c int) bool {
 func (rp *Replayer) Stalled(c int) bool { return c < len(rp.cpus) && rp.cpus[c].waiting }
 
 // Owes reports whether a later call may still charge CPU c: it has
-// requests not yet issued (Behind), a request waiting at its line, or
+// requests not yet issued (Behind), a request waiting at its line,
 // independent reads in flight, whose wait is charged when the CPU blocks
-// on them (at the latest when its reorder window runs out). A caller that
+// on them (at the latest when its reorder window runs out), or buffered
+// stores not yet served (a drain waits for them). A caller that
 // hands out the charges must keep such a CPU in view.
 func (rp *Replayer) Owes(c int) bool {
 	if c >= len(rp.cpus) {
