@@ -230,3 +230,33 @@ func TestMarkLocked(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreBufferForwardsPending: a load of a line whose store still waits
+// in the buffer (its line busy with another CPU's RMW) is served from the
+// buffer at once; a load of the line without a buffered store waits.
+func TestStoreBufferForwardsPending(t *testing.T) {
+	m := mustLoad(t, "spr-2s")
+	const c = 60 // socket 1, beside the owner: it takes the line first
+	for _, store := range []bool{true, false} {
+		lines := sbLines(m, 1)
+		streams := make([][]Req, m.NumCPUs())
+		streams[c] = []Req{{T: 0, Op: hwmodel.RMW}}
+		if store {
+			streams[sbB] = []Req{{T: 1, Op: hwmodel.Write, Tag: 0}}
+		}
+		streams[sbB] = append(streams[sbB], Req{T: 2, Op: hwmodel.Read, Tag: 1})
+		res := Replay(m, lines, streams)
+		var load int64
+		for _, x := range res.Served[sbB] {
+			if x.Tag == 1 {
+				load += x.StallPS
+			}
+		}
+		if store && load != 0 {
+			t.Errorf("the load after a buffered store to its line stalls %d ps, want 0 (forwarded)", load)
+		}
+		if !store && load == 0 {
+			t.Errorf("the load of a line busy with another CPU's RMW does not stall: the scenario does not test forwarding")
+		}
+	}
+}
