@@ -392,8 +392,14 @@ func (rq *RQ) pipeAccess(line weave.LineID, op hwmodel.Op, sym Symbol) {
 func (rq *RQ) pipeLock(p *Pipe) { rq.pipeAccess(p.info[pipeLine0], hwmodel.Lock, SymMutexLock) }
 
 // pipeUnlock is __pipe_unlock(): mutex_unlock(), the cmpxchg of
-// lock->owner back to 0.
-func (rq *RQ) pipeUnlock(p *Pipe) { rq.pipeAccess(p.info[pipeLine0], hwmodel.Unlock, SymMutexUnlock) }
+// lock->owner back to 0 (__mutex_unlock_fast():
+// atomic_long_try_cmpxchg_release(), a lock cmpxchg on x86), a locked
+// instruction that drains the store buffer (weave.Log.MarkLocked), unlike
+// a spinlock's release.
+func (rq *RQ) pipeUnlock(p *Pipe) {
+	rq.pipeAccess(p.info[pipeLine0], hwmodel.Unlock, SymMutexUnlock)
+	rq.log.MarkLocked()
+}
 
 // The pipe's two wait queues: rd_wait's head is on line 0, wr_wait's on
 // line 1; both locks are on line 0.

@@ -295,3 +295,58 @@ func TestPipeCopyOutOverlaps(t *testing.T) {
 		t.Errorf("pipe_read stalls %.0f ns a message, %.1f transfers: want the 16 lines' misses overlapped", perMsg, perMsg/x)
 	}
 }
+
+// TestPipeUnlockDrains: pipe_write()'s stores (the buffer, the data copy)
+// retire into the writer's store buffer, and __pipe_unlock()'s
+// mutex_unlock() (__mutex_unlock_fast(): a lock cmpxchg) drains it, so
+// the stores' misses are paid at mutex_unlock, not at each store nor at a
+// later lock. The writer's 1 KiB messages store into 16 lines the reader's
+// copy-out last read.
+func TestPipeUnlockDrains(t *testing.T) {
+	const msgs = 100
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	data := NewSem("pipe", 0)
+	p, err := s.NewPipe(PipeSpec{Name: "pipe", Data: data, Writers: 1, Size: 1024, CPU: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, copied := 0, true
+	recv, out := Wait(data).OnPipe(p, PipeReadWait, 0), Run(30).OnPipe(p, PipeCopyOut, 0)
+	mustTask(t, s, TaskSpec{Comm: "reader", CPU: 0, Sems: []*Sem{data}, Prog: ProgramFunc(func(*Task) Action {
+		switch {
+		case !copied:
+			copied = true
+			return out
+		case n == msgs:
+			return Exit()
+		}
+		n, copied = n+1, false
+		return recv
+	})})
+	write, k := Signal(data).WithSync().OnPipe(p, PipeWrite, 0), 0
+	mustTask(t, s, TaskSpec{Comm: "writer", CPU: 1, Prog: ProgramFunc(func(*Task) Action {
+		switch {
+		case k == 2*msgs:
+			return Exit()
+		case k%2 == 0:
+			k++
+			return Run(2000)
+		}
+		k++
+		return write
+	})})
+	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
+		t.Fatalf("%d tasks still live after 200 ms", s.Live())
+	}
+	sst := s.space.Stats()
+	unlock := sst.Sites[s.sites[SymMutexUnlock]].StallNS / msgs
+	write1 := sst.Sites[s.sites[SymPipeWrite]].StallNS / msgs
+	x := s.m.Lat.Transfer[hwmodel.ClassLLC]
+	t.Logf("a message: mutex_unlock stalls %.0f ns, pipe_write %.0f ns (an LLC transfer %.1f ns)", unlock, write1, x)
+	if unlock < x/2 {
+		t.Errorf("mutex_unlock stalls %.0f ns a message: want the drain of pipe_write's stores (about a transfer, %.1f ns)", unlock, x)
+	}
+	if write1 > 2*x {
+		t.Errorf("pipe_write stalls %.0f ns a message, %.1f transfers: want its stores buffered", write1, write1/x)
+	}
+}

@@ -499,6 +499,16 @@ func (m *Machine) buildLatency(l *LatencySpec) error {
 	if m.Lat.Window, err = checkSourced("latency_ns.ooo_window", l.OOOWindow, false); err != nil {
 		return err
 	}
+	if l.StoreBuffer != nil {
+		v, err := checkSourced("latency_ns.store_buffer", l.StoreBuffer, false)
+		if err != nil {
+			return err
+		}
+		if v != math.Trunc(v) || v > 1024 {
+			return specErr("latency_ns.store_buffer.value", "must be a whole number of store buffer entries in [1, 1024], got %v", v)
+		}
+		m.Lat.StoreBuffer = int(v)
+	}
 	m.Lat.SMTYield = 1
 	if l.SMTYield != nil {
 		v, err := checkSourced("latency_ns.smt_yield", l.SMTYield, false)

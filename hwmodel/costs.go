@@ -16,6 +16,9 @@ type Latencies struct {
 	// MLP 1 and Window 0: every access blocks.
 	MLP    int
 	Window float64
+	// StoreBuffer is a core's store buffer entries (0: none, every store
+	// blocks); its hardware threads share it out (weave's Replayer).
+	StoreBuffer int
 	// SMTYield is a hardware thread's speed while its SMT sibling is
 	// busy, as a fraction of its speed alone (1: no sharing).
 	SMTYield float64

@@ -47,7 +47,10 @@
 // transfer); a model priced at one transfer per RMW overestimates five-fold.
 // Independent loads (a scan over other CPUs' runqueues) overlap: a core
 // keeps up to MLP misses in flight and runs OOOWindow ns past the oldest
-// before it stalls. The Replayer advances in calls, one per epoch, and
+// before it stalls. On x86 a plain store retires into the store buffer
+// (StoreBuffer entries): the core stalls on it only at a locked
+// instruction, which drains the buffer, or when the buffer is full. The
+// Replayer advances in calls, one per epoch, and
 // keeps the machine's queues between them (Advance).
 //
 // Rejected: a pairwise latency matrix alone (it cannot express the home

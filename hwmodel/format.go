@@ -176,6 +176,9 @@ func (m *Machine) WriteTopo(w io.Writer) error {
 	if m.Lat.MLP > 1 {
 		p("  independent loads: %d misses in flight, %.0f ns out-of-order window\n", m.Lat.MLP, m.Lat.Window)
 	}
+	if m.Lat.StoreBuffer > 0 {
+		p("  store buffer: %d entries per core (a store that misses does not stall until a locked op drains it)\n", m.Lat.StoreBuffer)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -108,6 +108,9 @@ func hostDefaults(s *Spec, m *Machine) error {
 	if p.Latency.OOOWindow != nil {
 		lat.OOOWindow = from(p.Latency.OOOWindow)
 	}
+	if p.Latency.StoreBuffer != nil {
+		lat.StoreBuffer = from(p.Latency.StoreBuffer)
+	}
 	if p.Latency.SMTYield != nil {
 		lat.SMTYield = from(p.Latency.SMTYield)
 	}

@@ -140,6 +140,11 @@ type LatencySpec struct {
 	// misses. Both optional: without them every access blocks (MLP 1).
 	MLP       *Sourced `yaml:"mlp,omitempty" json:"mlp,omitempty"`
 	OOOWindow *Sourced `yaml:"ooo_window,omitempty" json:"ooo_window,omitempty"`
+	// StoreBuffer is how many stores a core's store buffer holds (x86's
+	// TSO: a store that misses retires into it and the core goes on; a
+	// locked instruction drains it), shared out among the core's hardware
+	// threads. Optional: without it every store blocks, as a load does.
+	StoreBuffer *Sourced `yaml:"store_buffer,omitempty" json:"store_buffer,omitempty"`
 	// SMTYield is a hardware thread's speed while its SMT sibling runs,
 	// as a fraction of its speed alone (the two share the core's
 	// execution resources). Optional: without it, 1.

@@ -6,7 +6,7 @@
 // coherence model of the target machine (Replayer: transfers by
 // distance class, serialization of RMWs on a line, invalidations,
 // queued-spinlock hand-over, the burst effect, overlapping independent
-// loads) up to the epoch's end and returns, per CPU and per calling site (a
+// loads, the store buffer) up to the epoch's end and returns, per CPU and per calling site (a
 // kernel symbol), the stall beyond the uncontended cost the CPU charged
 // itself.
 //
@@ -35,6 +35,7 @@
 //	replay.go            the Replayer: its state, Advance, what it reports
 //	replay_cpu.go        the CPU side: issue, MLP, blocking, resume, stalls
 //	replay_line.go       the line side: its queue, the draw, locks, serving
+//	replay_store.go      the CPU's store buffer (x86 TSO): drains, forwarding
 //	events.go            the replay's event queue (internal/heap)
 //	predict.go           the replay's closed scenarios for calibration
 package weave

@@ -5,10 +5,11 @@ import "github.com/rqemu/rqemu/internal/heap"
 const (
 	evArrive = iota // a CPU issues its next request
 	evServe         // a line may serve a waiter
+	evStore         // a CPU's store buffer may issue a held-back release
 )
 
 // event is one pending event: at T (ps), K = kind<<32 | who, where who
-// is the CPU for evArrive, the line for evServe. Events are processed in
+// is the CPU for evArrive and evStore, the line for evServe. Events are processed in
 // the order of (t, kind, who), the heap's (T, K); two events equal in all
 // three are the same event pushed twice (a superseded wake-up or serve at
 // the time of the live one), and whichever is popped first does the work,

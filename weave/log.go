@@ -14,8 +14,9 @@ type Entry struct {
 	// Flags: EntryIndep, an independent load (Req.Indep),
 	// recorded while the Log was in independent mode; EntryNotify, the
 	// weave reports when the replay finished serving it
-	// (WeaveResult.Notices), set by MarkNotify. (One byte: an Entry is
-	// 16 bytes.)
+	// (WeaveResult.Notices), set by MarkNotify; EntryLocked, a Write or
+	// Unlock that is a locked instruction (Req.Locked), set by
+	// MarkLocked. (One byte: an Entry is 16 bytes.)
 	Flags EntryFlags
 	Site  Site // the calling site charged for its stall
 }
@@ -26,6 +27,7 @@ type EntryFlags uint8
 const (
 	EntryIndep EntryFlags = 1 << iota
 	EntryNotify
+	EntryLocked
 )
 
 // Indep reports whether e is an independent load.
@@ -33,6 +35,12 @@ func (e Entry) Indep() bool { return e.Flags&EntryIndep != 0 }
 
 // Notify reports whether the weave reports e's completion.
 func (e Entry) Notify() bool { return e.Flags&EntryNotify != 0 }
+
+// Locked reports whether e is a locked instruction: an RMW or Lock, or a
+// Write or Unlock marked by MarkLocked.
+func (e Entry) Locked() bool {
+	return e.Op == hwmodel.RMW || e.Op == hwmodel.Lock || e.Flags&EntryLocked != 0
+}
 
 // HostLinePad is the padding unit for host-side isolation: 128 bytes, the
 // pair of 64-byte lines the adjacent-line prefetcher fetches together
@@ -101,16 +109,17 @@ func (l *Log) Record(now int64, line LineID, op hwmodel.Op, site Site) {
 	l.entries = append(l.entries, Entry{T: now, Line: line, Op: op, Flags: f, Site: site})
 }
 
-// Append records entry e again at time t (its line, op, site and
-// independence, whatever the Log's mode): for accesses first logged on a
-// scratch Log, which are never marked (MarkNotify's callers do not mark
-// scratch entries: a notice names the Log's CPU). It panics as Record
-// does.
+// Append records entry e again at time t (its line, op, site,
+// independence and Locked mark, whatever the Log's mode): for accesses
+// first logged on a scratch Log, which are never marked for a notice
+// (MarkNotify's callers do not mark scratch entries: a notice names the
+// Log's CPU). It panics as Record does.
 func (l *Log) Append(t int64, e Entry) {
 	was := l.indep
 	l.indep = e.Indep()
 	l.Record(t, e.Line, e.Op, e.Site)
 	l.indep = was
+	l.entries[len(l.entries)-1].Flags |= e.Flags & EntryLocked
 }
 
 // SetIndependent switches independent mode on or off and returns the
@@ -133,6 +142,23 @@ func (l *Log) MarkNotify() {
 		panic(fmt.Sprintf("weave: Log of CPU %d: MarkNotify with no entry", l.cpu))
 	}
 	l.entries[len(l.entries)-1].Flags |= EntryNotify
+}
+
+// MarkLocked marks the last entry recorded, a Write or Unlock, as a
+// locked instruction (lock cmpxchg, xchg: mutex_unlock()'s
+// atomic_long_try_cmpxchg_release()): it drains the CPU's store buffer, as
+// an RMW does, rather than entering it (Req.Locked). It panics on an empty
+// Log or on another op (RMW and Lock are locked already, a Read is not a
+// store).
+func (l *Log) MarkLocked() {
+	if len(l.entries) == 0 {
+		panic(fmt.Sprintf("weave: Log of CPU %d: MarkLocked with no entry", l.cpu))
+	}
+	e := &l.entries[len(l.entries)-1]
+	if e.Op != hwmodel.Write && e.Op != hwmodel.Unlock {
+		panic(fmt.Sprintf("weave: Log of CPU %d: MarkLocked on a %v", l.cpu, e.Op))
+	}
+	e.Flags |= EntryLocked
 }
 
 // Len is the number of entries since the last Reset.

@@ -26,6 +26,10 @@ type Req struct {
 	// Notify asks for the time the request completes: the call that
 	// serves it lists it in ReplayResult.Notices.
 	Notify bool
+	// Locked marks a Write or Unlock that is a locked instruction (a
+	// lock cmpxchg or xchg, as mutex_unlock()'s): it drains the store
+	// buffer like an RMW rather than entering it. RMW and Lock always do.
+	Locked bool
 }
 
 // Served is one request a replay finished serving, with its stall.
@@ -219,6 +223,11 @@ func (rp *Replayer) Logged() [][hwmodel.NumOps]int64 {
 		for _, p := range cpu.reqs[cpu.next:] {
 			out[p.line][p.op]++
 		}
+		for _, e := range cpu.sb.live() {
+			if !e.issued {
+				out[e.line][e.op]++
+			}
+		}
 	}
 	return out
 }
@@ -268,6 +277,11 @@ func NewReplayer(m *hwmodel.Machine) *Replayer {
 //     what it loaded; a locked RMW also drains the load queue), or when
 //     its own timeline has run Lat.Window ns past the read's issue (the
 //     reorder buffer is full). That wait is charged to the read;
+//   - with a store buffer (Lat.StoreBuffer, x86), a plain store (Write,
+//     an Unlock not marked Locked) does not stall the CPU: it goes to its
+//     line and the CPU goes on, until a locked request (RMW, Lock, or
+//     Locked) drains the buffer or the buffer is full; a load of a line
+//     with a buffered store is forwarded (replay_store.go);
 //   - a load of a line the CPU holds (Modified, Exclusive or Shared, as
 //     the transactions served before it left the line) hits in its own
 //     cache and completes at issue: it does not reach the line's home, so
@@ -332,7 +346,8 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 				panic(fmt.Sprintf("weave: Replay: CPU %d request %d names line %d of %d", c, i, q.Line, len(lines)))
 			}
 			rp.npend++
-			cpu.reqs = append(cpu.reqs, pend{at: q.T*1000 - cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify, tag: q.Tag})
+			cpu.reqs = append(cpu.reqs, pend{at: q.T*1000 - cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify,
+				locked: q.Locked && (q.Op == hwmodel.Write || q.Op == hwmodel.Unlock), tag: q.Tag})
 		}
 		rp.issue(c)
 	}
@@ -369,7 +384,7 @@ func (rp *Replayer) begin(lines []*hwmodel.Line, ncpus int) {
 		}
 	}
 	for len(rp.cpus) < ncpus {
-		rp.cpus = append(rp.cpus, replayCPU{})
+		rp.cpus = append(rp.cpus, replayCPU{sbCap: sbCap(rp.m, len(rp.cpus))})
 	}
 	for len(res.Served) < len(rp.cpus) {
 		res.Served = append(res.Served, nil)
@@ -426,12 +441,15 @@ func (rp *Replayer) run(until int64) *ReplayResult {
 		e := rp.pop()
 		rp.now = max(rp.now, e.T)
 		who := int(evWho(&e))
-		if evKind(&e) == evArrive {
+		switch evKind(&e) {
+		case evArrive:
 			if cpu := &rp.cpus[who]; cpu.armed && cpu.nextAt == e.T {
 				rp.act(who, e.T)
 			}
-		} else {
+		case evServe:
 			rp.serve(who, e.T)
+		default:
+			rp.sbRelease(who, e.T)
 		}
 	}
 	if untilPS != math.MaxInt64 {
@@ -480,16 +498,17 @@ func (rp *Replayer) Behind(c int) bool {
 func (rp *Replayer) Stalled(c int) bool { return c < len(rp.cpus) && rp.cpus[c].waiting }
 
 // Owes reports whether a later call may still charge CPU c: it has
-// requests not yet issued (Behind), a request waiting at its line, or
+// requests not yet issued (Behind), a request waiting at its line,
 // independent reads in flight, whose wait is charged when the CPU blocks
-// on them (at the latest when its reorder window runs out). A caller that
+// on them (at the latest when its reorder window runs out), or buffered
+// stores not yet served (a drain waits for them). A caller that
 // hands out the charges must keep such a CPU in view.
 func (rp *Replayer) Owes(c int) bool {
 	if c >= len(rp.cpus) {
 		return false
 	}
 	cpu := &rp.cpus[c]
-	return rp.Behind(c) || cpu.waiting || cpu.out.len() > 0
+	return rp.Behind(c) || cpu.waiting || cpu.out.len() > 0 || cpu.sb.unserved()
 }
 
 // Now is the replay's clock, in virtual ns: the until of the last call

@@ -65,6 +65,7 @@ type pend struct {
 	op     hwmodel.Op
 	indep  bool
 	notify bool
+	locked bool // a Write or Unlock that is a locked instruction (Req.Locked)
 }
 
 // outRead is an Indep read the CPU has issued and not yet retired.
@@ -122,6 +123,13 @@ type replayCPU struct {
 	headAt    int64
 	queuedTag int32
 	doneAt    int64 // ps: when its last blocking request completed
+	// sb is the CPU's store buffer (replay_store.go), sbCap its entries
+	// (0: none); sbSeq numbers the stores; sbWait: the CPU waits on the
+	// oldest store in it.
+	sb     storeBuffer
+	sbSeq  int64
+	sbCap  int32
+	sbWait bool
 }
 
 // wake schedules CPU c to act at time t (never before now).
@@ -202,14 +210,24 @@ func (rp *Replayer) act(c int, now int64) {
 			rp.block(c, now)
 			return
 		}
+		if cpu.sbCap > 0 {
+			blocked, buffered := rp.sbStep(c, p, now)
+			if blocked {
+				return
+			}
+			if buffered {
+				continue
+			}
+		}
 		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
-		if p.op == hwmodel.Read && rp.lines[p.line].Holds(c) {
+		if p.op == hwmodel.Read && (rp.lines[p.line].Holds(c) || cpu.sbCap > 0 && cpu.sb.holds(p.line)) {
 			// A load that hits in the CPU's own cache completes at
 			// once: it never reaches the line's home, so it neither
 			// waits behind the line's transactions nor takes part in
 			// the draw (serve). The line's state is as the
-			// transactions served before now left it.
+			// transactions served before now left it. So does one
+			// served from the CPU's store buffer (forwarding).
 			rp.hit(p.line)
 			rp.npend--
 			cpu.doneAt = max(cpu.doneAt, now)

@@ -21,11 +21,16 @@ func pendingScan(rp *Replayer) int {
 	for c := range rp.cpus {
 		cpu := &rp.cpus[c]
 		n += len(cpu.reqs) - cpu.next
-		if cpu.waiting && cpu.blockedOn < 0 {
+		if cpu.waiting && cpu.blockedOn < 0 && !cpu.sbWait {
 			n++
 		}
 		for _, o := range cpu.out.live() {
 			if o.finish == 0 {
+				n++
+			}
+		}
+		for _, e := range cpu.sb.live() {
+			if e.finish == 0 {
 				n++
 			}
 		}

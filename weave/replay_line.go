@@ -65,6 +65,8 @@ type waiter struct {
 	// waiting (ps), -1 while another is ahead of it.
 	spin bool
 	head int64
+	// store: a buffered store (replay_store.go), out its sbEntry id.
+	store bool
 }
 
 // replayLine is a line's queue and statistics: 192 bytes, three host
@@ -328,6 +330,8 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 		rp.res.Notices = append(rp.res.Notices, Notice{CPU: int(w.cpu), T: psToNSUp(finish)})
 	}
 	switch {
+	case w.store:
+		rp.sbServed(c, w.out, finish)
 	case w.out < 0:
 		// The CPU's blocking request: the whole wait and the transfer
 		// are its stall, less what accrue already reported; a spinning
@@ -384,7 +388,7 @@ func (rp *Replayer) checkDone() {
 	var stuck []string
 	for c := range rp.cpus {
 		cpu := &rp.cpus[c]
-		if cpu.waiting || cpu.next < len(cpu.reqs) {
+		if cpu.waiting || cpu.next < len(cpu.reqs) || cpu.sb.unserved() {
 			stuck = append(stuck, fmt.Sprintf("CPU %d waits on line %d (lock held by CPU %d)", c, cpu.waitLine, rp.ls[cpu.waitLine].holder))
 		}
 	}

@@ -262,7 +262,7 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 		}
 		ready = t*1000 + uncPS[e.Op]
 		cpu.reqs = append(cpu.reqs, pend{at: t*1000 - cpu.base, line: int32(e.Line), op: e.Op,
-			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), tag: int32(e.Site)})
+			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), locked: e.Flags&EntryLocked != 0, tag: int32(e.Site)})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
