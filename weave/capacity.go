@@ -1,0 +1,38 @@
+package weave
+
+import "github.com/rqemu/rqemu/hwmodel"
+
+// capacityAges prices a CPU's touch of a line it holds by how far the
+// line has aged out of its private caches (hwmodel.Capacity): the bytes
+// the CPU moved (Log.Touch) since its own last touch of the line. It is a
+// function of each CPU's own log alone, taken in log order as the weave
+// adds it, so it is the same however the engine cuts time into epochs
+// and whichever driver ran the CPUs.
+type capacityAges struct {
+	cap hwmodel.Capacity
+	on  bool
+	// last[cpu][line] is the CPU's traffic (Log.Touch) at its last touch
+	// of the line; a line it never touched since its traffic last grew
+	// from 0 is absent (0). Made for a CPU when its traffic first grows.
+	last []map[LineID]int64
+}
+
+// level returns where CPU cpu, having moved foot bytes so far, finds line
+// at this touch (hwmodel.LevelL1 when the model is off or the CPU has
+// moved nothing), and records the touch.
+func (a *capacityAges) level(cpu int, line LineID, foot int64) uint8 {
+	if !a.on || foot == 0 {
+		return hwmodel.LevelL1
+	}
+	for len(a.last) <= cpu {
+		a.last = append(a.last, nil)
+	}
+	m := a.last[cpu]
+	if m == nil {
+		m = map[LineID]int64{}
+		a.last[cpu] = m
+	}
+	prev := m[line]
+	m[line] = foot
+	return a.cap.Level(foot - prev)
+}
