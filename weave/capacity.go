@@ -1,6 +1,10 @@
 package weave
 
-import "github.com/rqemu/rqemu/hwmodel"
+import (
+	"slices"
+
+	"github.com/rqemu/rqemu/hwmodel"
+)
 
 // capacityAges prices a CPU's touch of a line it holds by how far the
 // line has aged out of its private caches (hwmodel.Capacity): the bytes
@@ -12,9 +16,10 @@ type capacityAges struct {
 	cap hwmodel.Capacity
 	on  bool
 	// last[cpu][line] is the CPU's traffic (Log.Touch) at its last touch
-	// of the line; a line it never touched since its traffic last grew
-	// from 0 is absent (0). Made for a CPU when its traffic first grows.
-	last []map[LineID]int64
+	// of the line; 0 for a line it never touched since its traffic last
+	// grew from 0. Made for a CPU when its traffic first grows, grown to
+	// the lines it touches (dense: a lookup per access).
+	last [][]int64
 }
 
 // level returns where CPU cpu, having moved foot bytes so far, finds line
@@ -28,8 +33,8 @@ func (a *capacityAges) level(cpu int, line LineID, foot int64) uint8 {
 		a.last = append(a.last, nil)
 	}
 	m := a.last[cpu]
-	if m == nil {
-		m = map[LineID]int64{}
+	if int(line) >= len(m) {
+		m = slices.Grow(m, int(line)+1-len(m))[:int(line)+1]
 		a.last[cpu] = m
 	}
 	prev := m[line]
