@@ -22,13 +22,10 @@ type capacityAges struct {
 	last [][]int64
 }
 
-// level returns where CPU cpu, having moved foot bytes so far, finds line
-// at this touch (hwmodel.LevelL1 when the model is off or the CPU has
-// moved nothing), and records the touch.
+// level returns where CPU cpu, having moved foot bytes so far (not 0),
+// finds line at this touch, and records the touch. The caller skips it
+// when the model is off or the CPU has moved nothing (hwmodel.LevelL1).
 func (a *capacityAges) level(cpu int, line LineID, foot int64) uint8 {
-	if !a.on || foot == 0 {
-		return hwmodel.LevelL1
-	}
 	for len(a.last) <= cpu {
 		a.last = append(a.last, nil)
 	}

@@ -259,6 +259,10 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 			}
 			held = slices.Delete(held, k, k+1)
 		}
+		lvl := hwmodel.LevelL1
+		if foot != 0 && s.ages.on {
+			lvl = s.ages.level(l.cpu, e.Line, foot)
+		}
 		tps := max(e.T*1000, ready)
 		t := tps / 1000
 		if t*1000 < tps {
@@ -267,7 +271,7 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 		ready = t*1000 + uncPS[e.Op]
 		cpu.reqs = append(cpu.reqs, pend{at: t*1000 - cpu.base, line: int32(e.Line), op: e.Op,
 			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), tag: int32(e.Site),
-			lvl: s.ages.level(l.cpu, e.Line, foot)})
+			lvl: lvl})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
