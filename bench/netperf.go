@@ -336,6 +336,14 @@ func (w *netperfBench) netperfCopyNS(n int) int64 {
 	return int64(w.m.CyclesToNS(float64(n)/loopbackBytesPerCycle) + 0.5)
 }
 
+// copyBytes is the data one copy of an n-byte payload moves through the
+// CPU's caches (emu.Action.Touching): the user buffer (netperf cycles
+// through a ring of them, send_width/recv_width buffers: not re-touched
+// lines) and the skb the payload lands in or comes from, at its truesize
+// (a fresh slab object or page frag). TCP's skbs are taken at UDP's
+// truesize (simplified).
+func copyBytes(n int) int64 { return int64(n + udpTruesize(n)) }
+
 // sendNS is what a send of n bytes computes beyond sock_send: the
 // loopback path and the copy in.
 func (w *netperfBench) sendNS(n int) int64 {
@@ -423,7 +431,7 @@ func (w *netperfBench) rrProgram(out, in channel, send, recv int, server bool, g
 	if server {
 		st.at = 2
 	}
-	sendPath := emu.Run(w.sendNS(send)).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+	sendPath := emu.Run(w.sendNS(send)).With(hwmodel.OpSyscall, hwmodel.OpSockSend).Touching(copyBytes(send))
 	recvCopy := w.netperfCopyNS(recv)
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
 		for {
@@ -439,7 +447,7 @@ func (w *netperfBench) rrProgram(out, in channel, send, recv int, server bool, g
 					got(t)
 				}
 				if recvCopy > 0 {
-					return emu.Run(recvCopy)
+					return emu.Run(recvCopy).Touching(copyBytes(recv))
 				}
 			}
 		}
@@ -454,9 +462,9 @@ func (w *netperfBench) streamSender(i int, c channel) emu.Program {
 	st := cycle{n: 3}
 	tcp := w.test == "TCP_STREAM"
 	sendNS := w.sendNS(w.msgSize)
-	sendPath := emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend)
+	sendPath := emu.Run(sendNS).With(hwmodel.OpSyscall, hwmodel.OpSockSend).Touching(copyBytes(w.msgSize))
 	if tcp {
-		sendPath = emu.Run(sendNS).With(hwmodel.OpSockSend) // after the syscall's wait for room
+		sendPath = emu.Run(sendNS).With(hwmodel.OpSockSend).Touching(copyBytes(w.msgSize)) // after the syscall's wait for room
 	}
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
 		for {
@@ -525,7 +533,7 @@ func (w *netperfBench) streamReceiver(i int, c channel) emu.Program {
 					w.recvd[i] += int64(got)
 				}
 				if c := w.netperfCopyNS(got * w.msgSize); c > 0 {
-					return emu.Run(c)
+					return emu.Run(c).Touching(int64(got) * copyBytes(w.msgSize))
 				}
 			case 2:
 				step = 3

@@ -56,6 +56,10 @@ type Action struct {
 	// Pipe lists the fs/pipe.c steps the action runs on the task's CPU
 	// (OnPipe, pipe.go): a copy-out before Kernel, the others after it.
 	Pipe []PipeStep
+	// Bytes is the data the action moves through the CPU's caches
+	// (Touching), which ages the lines the CPU holds out of its L1 and
+	// L2 (hwmodel.Capacity).
+	Bytes int64
 }
 
 // Run, Sleep, Block, Wake, Yield, Exit and SetAffinity build Actions.
@@ -90,6 +94,18 @@ func (a Action) With(ops ...hwmodel.KernelOp) Action {
 // hidden behind the peer's work. (Pipes do the same with PipeCopyOut.)
 func (a Action) AfterWait(ops ...hwmodel.KernelOp) Action {
 	a.After = append(a.After[:len(a.After):len(a.After)], ops...)
+	return a
+}
+
+// Touching says the action moves n bytes of data through the CPU's
+// caches: a copy's source and destination (copy_from_user() of a payload
+// into a fresh skb, skb_copy_datagram_msg() out of it). The CPU's lines
+// age by it (weave.Log.Touch), counted when the action starts.
+// Simplified: only such bulk data is counted; the kernel paths' own
+// working set (their code's data, re-touched every call) is taken as
+// resident, so it ages nothing.
+func (a Action) Touching(n int64) Action {
+	a.Bytes += n
 	return a
 }
 
@@ -129,6 +145,7 @@ func (rq *RQ) doAction(t *Task) {
 		}
 	}
 	a := t.prog.Next(t)
+	rq.log.Touch(a.Bytes)
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, &a, true)
 	}

@@ -46,3 +46,37 @@ func TestUclampDirectWakeupByWaker(t *testing.T) {
 		}
 	}
 }
+
+// TestUclampLinesAgeByCopies: a task alone on CPU 0 of xeon-e5-2x10
+// (32 KiB L1d) that copies 16 KiB (32 KiB through the L1d: emu's
+// Action.Touching) before each sleep finds its rq->uclamp lines aged
+// into the L2 at the sleep's uclamp_rq_dec(): the two lines cost an L2
+// hit each (weave's capacity model), where without the copy they are L1
+// hits. The wakeup's uclamp_rq_inc() follows the dequeue with nothing
+// moved between: free either way.
+func TestUclampLinesAgeByCopies(t *testing.T) {
+	run := func(bytes int64) (dec, inc int64, n int64) {
+		s := newSim(t, "xeon-e5-2x10", "v5.15-cfs,+UCLAMP")
+		mustTask(t, s, TaskSpec{Comm: "copier", CPU: 0, Prog: Loop(Run(10_000).Touching(bytes), Sleep(50_000))})
+		s.Run(2 * ms)
+		s.barrier(nil)
+		rq := s.RQ(0)
+		return rq.profile[SymUclampRQDec], rq.profile[SymUclampRQInc], rq.Stats.Dequeues
+	}
+	dec0, inc0, n0 := run(0)
+	dec1, inc1, n1 := run(32 << 10)
+	if n0 != n1 || n0 < 20 {
+		t.Fatalf("dequeues %d and %d: want the same schedule, at least 20", n0, n1)
+	}
+	m := newSim(t, "xeon-e5-2x10", "v5.15-cfs").Machine()
+	want := float64(n1) * 2 * m.Lat.L2Hit
+	// The barrier hands a weave's whole ns out over its sites, the last
+	// taking the other sites' fractions (the rq lock's line ages too):
+	// up to 2 ns a dequeue more.
+	if d := float64(dec1 - dec0); d < want-float64(n1) || d > want+2*float64(n1) {
+		t.Errorf("uclamp_rq_dec: %d ns with the copies, %d without: +%v ns over %d dequeues, want 2 L2 hits each, %.0f (-1..+2 ns each)", dec1, dec0, d, n1, want)
+	}
+	if inc1 != inc0 {
+		t.Errorf("uclamp_rq_inc: %d ns with the copies, %d without: want equal (nothing moved since the dequeue)", inc1, inc0)
+	}
+}

@@ -520,6 +520,15 @@ func (m *Machine) buildLatency(l *LatencySpec) error {
 		}
 		m.Lat.SMTYield = v
 	}
+	if m.Lat.L2Hit, err = checkSourced("latency_ns.l2_hit", l.L2Hit, false); err != nil {
+		return err
+	}
+	if m.Lat.LLCHit, err = checkSourced("latency_ns.llc_hit", l.LLCHit, l.L2Hit != nil && m.Caches.L3KiB > 0); err != nil {
+		return err
+	}
+	if l.LLCHit != nil && l.L2Hit == nil {
+		return specErr("latency_ns.llc_hit", "needs latency_ns.l2_hit: the capacity model ages lines through the L2 first")
+	}
 	return nil
 }
 

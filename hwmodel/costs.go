@@ -22,6 +22,9 @@ type Latencies struct {
 	// SMTYield is a hardware thread's speed while its SMT sibling is
 	// busy, as a fraction of its speed alone (1: no sharing).
 	SMTYield float64
+	// L2Hit and LLCHit: a hit in the L2 and in the LLC beyond an L1 hit
+	// (0: no capacity model; Machine.Capacity).
+	L2Hit, LLCHit float64
 }
 
 // KernelOp names a kernel operation whose base cost a preset gives.

@@ -149,6 +149,13 @@ type LatencySpec struct {
 	// as a fraction of its speed alone (the two share the core's
 	// execution resources). Optional: without it, 1.
 	SMTYield *Sourced `yaml:"smt_yield,omitempty" json:"smt_yield,omitempty"`
+	// L2Hit and LLCHit are the load-to-use latencies of a hit in the
+	// core's L2 and in the LLC, beyond an L1 hit: what a line the CPU
+	// holds costs once its own traffic has aged it out of the smaller
+	// levels (capacity.go). Optional: without l2_hit, lines never age;
+	// with it, llc_hit is required where there is an L3.
+	L2Hit  *Sourced `yaml:"l2_hit,omitempty" json:"l2_hit,omitempty"`
+	LLCHit *Sourced `yaml:"llc_hit,omitempty" json:"llc_hit,omitempty"`
 }
 
 // CostSpec holds base costs of kernel operations in cycles, exclusive of

@@ -90,6 +90,8 @@ func TestSpecErrors(t *testing.T) {
 		{"missing source", "smt: {value: 8, source: '[E] test'}", "smt: {value: 8}", "latency_ns.smt.source"},
 		{"negative latency", "smt: {value: 8, source: '[E] test'}", "smt: {value: -8, source: '[E] test'}", "latency_ns.smt.value"},
 		{"fractional burst", "burst: {value: 2, source: '[E] test'}", "burst: {value: 2.5, source: '[E] test'}", "latency_ns.burst.value"},
+		{"l2_hit without llc_hit", "burst: {value: 2, source: '[E] test'}", "burst: {value: 2, source: '[E] test'}\n  l2_hit: {value: 3, source: '[E] test'}", "latency_ns.llc_hit"},
+		{"llc_hit without l2_hit", "burst: {value: 2, source: '[E] test'}", "burst: {value: 2, source: '[E] test'}\n  llc_hit: {value: 15, source: '[E] test'}", "latency_ns.llc_hit"},
 		{"missing cost", "  ttwu: {value: 100, source: '[E] test'}\n", "", "costs_cycles.ttwu"},
 		{"bad hz", "hz: 1000", "hz: 999", "hz"},
 		{"bad arch", "arch: x86_64", "arch: sparc", "arch"},

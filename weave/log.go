@@ -68,6 +68,12 @@ type Log struct {
 	// indep: reads recorded now are independent loads (SetIndependent).
 	// Owned by CPU cpu's goroutine.
 	indep bool
+	// foot is the bytes of traffic the CPU has moved through its caches
+	// so far (Touch); footBase its value at the last Reset, and marks
+	// where it grew among this epoch's entries. Owned by CPU cpu's
+	// goroutine.
+	foot, footBase int64
+	marks          []footMark
 
 	// Host-time sampling (sample.go). Owned by CPU cpu's goroutine.
 	sampleEvery uint32
@@ -161,6 +167,32 @@ func (l *Log) MarkLocked() {
 	e.Flags |= EntryLocked
 }
 
+// footMark: entries from index at on were recorded after the CPU's
+// traffic reached foot bytes.
+type footMark struct {
+	at   int
+	foot int64
+}
+
+// Touch records that the CPU moved n bytes of data through its caches
+// (a payload copy: its source and destination), which ages the lines it
+// holds out of its private caches (hwmodel.Capacity): the weave prices
+// its next touch of a line by the bytes moved since its last one.
+func (l *Log) Touch(n int64) {
+	if n <= 0 {
+		return
+	}
+	l.foot += n
+	if k := len(l.marks) - 1; k >= 0 && l.marks[k].at == len(l.entries) {
+		l.marks[k].foot = l.foot
+		return
+	}
+	l.marks = append(l.marks, footMark{at: len(l.entries), foot: l.foot})
+}
+
+// Footprint is the bytes the CPU has moved so far (Touch).
+func (l *Log) Footprint() int64 { return l.foot }
+
 // Len is the number of entries since the last Reset.
 func (l *Log) Len() int { return len(l.entries) }
 
@@ -173,4 +205,8 @@ func (l *Log) Last() int64 { return l.last }
 
 // Reset empties the Log, keeping its capacity and its last time. The weave
 // calls it; host samples are kept until a weave collects them.
-func (l *Log) Reset() { l.entries = l.entries[:0] }
+func (l *Log) Reset() {
+	l.entries = l.entries[:0]
+	l.marks = l.marks[:0]
+	l.footBase = l.foot
+}

@@ -30,6 +30,9 @@ type Req struct {
 	// lock cmpxchg or xchg, as mutex_unlock()'s): it drains the store
 	// buffer like an RMW rather than entering it. RMW and Lock always do.
 	Locked bool
+	// Level is the cache level the line has aged to in the CPU's own
+	// caches (hwmodel.Capacity.Level): a hit costs that level's latency.
+	Level uint8
 }
 
 // Served is one request a replay finished serving, with its stall.
@@ -142,8 +145,10 @@ type Replayer struct {
 	// home (see serve), per ms: the inverse of its round trip to the home
 	// agent, from the home's package (hr 0) or across the link (hr 1).
 	rate [2]uint32
-	// pr prices the accesses.
-	pr *hwmodel.Pricer
+	// pr prices the accesses; capPS[lvl] a hit on a line aged to cache
+	// level lvl (hwmodel.Capacity).
+	pr    *hwmodel.Pricer
+	capPS [hwmodel.NumLevels]int64
 	// npend counts the requests added and not yet served.
 	npend int
 	// dirty marks the CPUs whose results, stall or queue moved in this
@@ -252,8 +257,12 @@ func (rp *Replayer) Totals() []LineCounts {
 // NewReplayer returns a Replayer for the machine, with every line free
 // and no request pending.
 func NewReplayer(m *hwmodel.Machine) *Replayer {
-	return &Replayer{m: m, rmwPS: hwmodel.PS(m.Lat.RMWLocal), windowPS: hwmodel.PS(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
+	rp := &Replayer{m: m, rmwPS: hwmodel.PS(m.Lat.RMWLocal), windowPS: hwmodel.PS(m.Lat.Window), mlp: max(m.Lat.MLP, 1),
 		pr: m.NewPricer(), rate: retryRates(m)}
+	if c, ok := m.Capacity(); ok {
+		rp.capPS = c.PS
+	}
+	return rp
 }
 
 // Advance adds each CPU's new requests to what the replay has pending and
@@ -347,7 +356,7 @@ func (rp *Replayer) AdvanceCPUs(lines []*hwmodel.Line, streams [][]Req, cpus []i
 			}
 			rp.npend++
 			cpu.reqs = append(cpu.reqs, pend{at: q.T*1000 - cpu.base, line: q.Line, op: q.Op, indep: q.Indep && q.Op == hwmodel.Read, notify: q.Notify,
-				locked: q.Locked && (q.Op == hwmodel.Write || q.Op == hwmodel.Unlock), tag: q.Tag})
+				locked: q.Locked && (q.Op == hwmodel.Write || q.Op == hwmodel.Unlock), tag: q.Tag, lvl: min(q.Level, hwmodel.LevelMem)})
 		}
 		rp.issue(c)
 	}

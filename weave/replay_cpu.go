@@ -66,6 +66,9 @@ type pend struct {
 	indep  bool
 	notify bool
 	locked bool // a Write or Unlock that is a locked instruction (Req.Locked)
+	// lvl is the cache level a line the CPU holds has aged to
+	// (capacityAges): a hit there costs Replayer.capPS[lvl].
+	lvl uint8
 }
 
 // outRead is an Indep read the CPU has issued and not yet retired.
@@ -221,7 +224,7 @@ func (rp *Replayer) act(c int, now int64) {
 		}
 		setBit(rp.dirty, c) // its queue moves: compacted at a later call
 		cpu.next++
-		if p.op == hwmodel.Read && (rp.lines[p.line].Holds(c) || cpu.sbCap > 0 && cpu.sb.holds(p.line)) {
+		if held := rp.lines[p.line].Holds(c); p.op == hwmodel.Read && (held || cpu.sbCap > 0 && cpu.sb.holds(p.line)) {
 			// A load that hits in the CPU's own cache completes at
 			// once: it never reaches the line's home, so it neither
 			// waits behind the line's transactions nor takes part in
@@ -230,6 +233,14 @@ func (rp *Replayer) act(c int, now int64) {
 			// served from the CPU's store buffer (forwarding).
 			rp.hit(p.line)
 			rp.npend--
+			if p.lvl != hwmodel.LevelL1 && held {
+				// An aged line's hit costs its level (a load forwarded
+				// from the store buffer does not reach the cache).
+				if rp.capacityMiss(c, p, now) {
+					continue
+				}
+				return
+			}
 			cpu.doneAt = max(cpu.doneAt, now)
 			if p.notify {
 				rp.res.Notices = append(rp.res.Notices, Notice{CPU: c, T: psToNSUp(now)})
@@ -244,7 +255,7 @@ func (rp *Replayer) act(c int, now int64) {
 			spin = rp.spinTag(p.tag, l)
 		}
 		wt := waiter{cpu: int32(c), rate: rp.rate[rp.pr.HomeRemote(c, int(l.home))], arrive: now, op: p.op, notify: p.notify, tag: p.tag, out: -1,
-			spin: spin >= 0, head: -1}
+			spin: spin >= 0, head: -1, lvl: p.lvl}
 		if spin >= 0 && spin == rp.spin[p.tag].onOwner {
 			wt.head = now // the first waiter: it spins on the owner at once
 		}
@@ -296,4 +307,27 @@ func (rp *Replayer) block(c int, now int64) {
 	setBit(rp.waitSet, c)
 	cpu.waitSince, cpu.accrued, cpu.waitTag, cpu.waitLine = now, 0, o.tag, o.line
 	cpu.headAt = -1
+}
+
+// capacityMiss serves CPU c's load p of a line it holds that has aged out
+// of its L1 (pend.lvl), at now: the data comes from that level after its
+// latency, without reaching the line's home (no queue, no transfer). An
+// independent load goes in flight with its finish known, and the CPU goes
+// on (true); a blocking one stalls the CPU for the latency (false: it
+// resumes then).
+func (rp *Replayer) capacityMiss(c int, p *pend, now int64) bool {
+	cpu := &rp.cpus[c]
+	finish := now + rp.capPS[p.lvl]
+	if p.notify {
+		rp.res.Notices = append(rp.res.Notices, Notice{CPU: c, T: psToNSUp(finish)})
+	}
+	if p.indep {
+		cpu.outSeq++
+		cpu.out.push(outRead{id: cpu.outSeq, tau: now - cpu.shift, finish: finish, line: p.line, tag: p.tag})
+		return true
+	}
+	rp.charge(c, p.tag, p.line, finish-now)
+	cpu.doneAt = max(cpu.doneAt, finish)
+	rp.resume(c, finish)
+	return false
 }

@@ -67,6 +67,7 @@ type waiter struct {
 	head int64
 	// store: a buffered store (replay_store.go), out its sbEntry id.
 	store bool
+	lvl   uint8 // pend.lvl
 }
 
 // replayLine is a line's queue and statistics: 192 bytes, three host
@@ -326,6 +327,12 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 		st.Releases++
 	}
 	finish := now + costPS
+	if cost.Kind == hwmodel.Hit {
+		// A store to a line the CPU owns, aged out of its L1: the
+		// kernel's read-modify-write of a field waits for the refill
+		// (not the line's transaction: it stays local).
+		finish += rp.capPS[w.lvl]
+	}
 	if w.notify {
 		rp.res.Notices = append(rp.res.Notices, Notice{CPU: int(w.cpu), T: psToNSUp(finish)})
 	}

@@ -90,6 +90,8 @@ type Space struct {
 	siteBuf    []int64               // stall per site of one CPU, ps
 	uncPS      [hwmodel.NumOps]int64 // each op's uncontended cost in whole ps (NewSpace)
 	siteHit    []Site
+	// ages is the private-cache capacity model (capacity.go).
+	ages capacityAges
 }
 
 type lineInfo struct {
@@ -110,6 +112,7 @@ func NewSpace(m *hwmodel.Machine) *Space {
 		s.uncPS[op] = int64(math.Round(m.UncontendedNS(op) * 1000))
 	}
 	s.Site("-") // NoSite
+	s.ages.cap, s.ages.on = m.Capacity()
 	return s
 }
 

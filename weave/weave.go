@@ -234,7 +234,11 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 	cpu := &s.rp.cpus[l.cpu]
 	cpu.reqs = slices.Grow(cpu.reqs, len(l.entries))
 	ready := int64(math.MinInt64)
+	foot, mark := l.footBase, 0
 	for i, e := range l.entries {
+		for ; mark < len(l.marks) && l.marks[mark].at <= i; mark++ {
+			foot = l.marks[mark].foot
+		}
 		if e.Line < 0 || int(e.Line) >= len(s.lines) {
 			panic(fmt.Sprintf("weave: Weave: CPU %d entry %d names line %d, the Space has %d", l.cpu, i, e.Line, len(s.lines)))
 		}
@@ -255,6 +259,10 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 			}
 			held = slices.Delete(held, k, k+1)
 		}
+		lvl := hwmodel.LevelL1
+		if foot != 0 && s.ages.on {
+			lvl = s.ages.level(l.cpu, e.Line, foot)
+		}
 		tps := max(e.T*1000, ready)
 		t := tps / 1000
 		if t*1000 < tps {
@@ -262,7 +270,8 @@ func (s *Space) addLog(l *Log, uncPS *[hwmodel.NumOps]int64, held []LineID) []Li
 		}
 		ready = t*1000 + uncPS[e.Op]
 		cpu.reqs = append(cpu.reqs, pend{at: t*1000 - cpu.base, line: int32(e.Line), op: e.Op,
-			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), locked: e.Flags&EntryLocked != 0, tag: int32(e.Site)})
+			indep: e.Indep() && e.Op == hwmodel.Read, notify: e.Notify(), locked: e.Flags&EntryLocked != 0, tag: int32(e.Site),
+			lvl: lvl})
 		s.siteStats[e.Site].ops[e.Op]++
 	}
 	if len(held) > 0 {
