@@ -48,14 +48,14 @@ func (rq *RQ) reschedCurr() {
 	}
 	rq.needResched = true
 	if by := rq.pay.paidBy; by != nil {
-		delay := rq.sim.ipiDelay
+		delay, polled := rq.sim.ipiDelay, false
 		switch {
 		case by == rq:
 			delay = 0 // our own pull, landing at a barrier
-		case rq.curr == nil:
-			delay = rq.sim.pollDelay
+		case rq.curr == nil && rq.sim.idlePolls:
+			delay, polled = rq.sim.pollDelay, true
 		}
-		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: by.cpu}})
+		rq.events.push(event{t: rq.now + delay, kind: evMsg, msg: &message{kind: msgResched, from: by.cpu, polled: polled}})
 	}
 }
 

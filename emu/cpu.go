@@ -190,7 +190,12 @@ func (rq *RQ) step(until int64) {
 		// work, so the accesses it logs are stamped after the stall,
 		// as the weave expects (weave.Space.WeaveUntil).
 		rq.payDebt(rq.debt)
-		if wasIdle && e.kind != evTick && !silent {
+		// Leaving idle costs the exit latency (intel_idle's C1
+		// exit_latency): paid here, or already, by a message to a
+		// polling idle CPU, whose monitor wakes it that long after the
+		// write (pollDelay; intel_idle() sets TIF_POLLING_NRFLAG,
+		// so set_nr_if_polling() replaces the IPI, core.c v6.6).
+		if wasIdle && e.kind != evTick && !silent && !(e.kind == evMsg && e.msg.polled) {
 			rq.cost(hwmodel.OpIdleExit)
 		}
 		rq.handle(&e)

@@ -87,6 +87,9 @@ type message struct {
 	flags int
 	from  int
 	ipi   bool
+	// polled: delivered to a polling idle CPU, pollDelay (its idle
+	// exit) after it was sent; the CPU pays no second exit handling it.
+	polled bool
 	// locked: a msgEnqueue whose waker logged the target's rq lock and
 	// the lines written under it (remoteOp.locked).
 	locked bool

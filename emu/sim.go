@@ -95,6 +95,7 @@ type simLayout struct {
 	smtActive      bool         // some core has two threads (sched_smt_present)
 	ipiDelay       int64        // an IPI's delivery
 	pollDelay      int64        // a polling idle CPU noticing a write (idle exit)
+	idlePolls      bool         // idle CPUs poll need_resched (x86's mwait idle), so a wakeup needs no IPI
 	balanceRunning weave.LineID // sched_balance_running (the line)
 	// uclampUsed is sched_uclamp_used: set by New and NewTask (setup).
 	uclampUsed bool
@@ -295,6 +296,11 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s.ipiDelay = max(1, m.Cost(hwmodel.OpIPIDeliver))
 	s.pollDelay = max(1, m.Cost(hwmodel.OpIdleExit))
+	// x86's idle drivers (intel_idle, acpi_idle's FFH MWAIT) monitor the
+	// thread's flags with TIF_POLLING_NRFLAG set; arm64's cpu_do_idle()
+	// is a WFI that only an interrupt ends (simplified: the host preset,
+	// a guest halting in default_idle(), is taken as polling too).
+	s.idlePolls = m.Arch != "arm64"
 	s.allCPUs = seq(len(s.cpus))
 	for _, rq := range s.cpus {
 		rq.republish = true

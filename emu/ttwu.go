@@ -439,8 +439,10 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 	if dst.wlDrainAt > 0 {
 		return // an IPI (or poll) is on its way; this wakeup is batched
 	}
-	at := t
-	ipi := dst.curr != nil || dst.nrRunning > 0
+	at, polled := t, false
+	// core.c v6.6 send_call_function_single_ipi(): no IPI to a polling
+	// idle CPU (set_nr_if_polling()), which its monitor wakes.
+	ipi := dst.curr != nil || dst.nrRunning > 0 || !s.idlePolls
 	switch {
 	case t < dst.wlLastDrain:
 		// The kernel would have drained it with the last batch, which
@@ -452,10 +454,10 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 		at = t + s.ipiDelay
 		waker.sendIPIDebt()
 	default:
-		at = t + s.pollDelay
+		at, polled = t+s.pollDelay, true
 	}
 	dst.wlDrainAt = max(at, 1)
-	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu}})
+	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu, polled: polled}})
 }
 
 type wlEntry struct {
