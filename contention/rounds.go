@@ -11,8 +11,9 @@ import (
 // items from its own shard, then from the others' (work stealing), one
 // atomic compare-and-swap per item. The engine's goroutine opens a round,
 // claims like any worker, and waits only for the items still being
-// stepped: a worker that wakes late finds the round claimed and costs the
-// engine nothing, so the parallel driver never waits on a wake-up.
+// stepped (Done): a worker that wakes late finds the round claimed and
+// costs the engine nothing, so the parallel driver never waits on a
+// wake-up.
 //
 // A shard's cursor packs the round's number, the next item and the
 // shard's length in one word, so that a worker holding a stale cursor
@@ -163,9 +164,11 @@ func (r *Rounds) Claim(home int) (item int, end int64, ok bool) {
 	return 0, 0, false
 }
 
-// Done reports a claimed item stepped.
-func (r *Rounds) Done() {
-	if r.done.Add(1) == r.total.Load() {
+// Done reports n claimed items stepped: a claimer reports its items once
+// Claim has none left for it (one shared add per claimer and round, not
+// one per item).
+func (r *Rounds) Done(n int) {
+	if n > 0 && r.done.Add(int64(n)) == r.total.Load() {
 		r.engine.kick()
 	}
 }

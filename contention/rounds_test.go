@@ -38,14 +38,16 @@ func TestRoundsClaimEachOnce(t *testing.T) {
 				if i == 0 && seen%5 == 0 {
 					time.Sleep(SpinFor * 2) // late: the round may be over
 				}
+				n := 0
 				for {
 					item, end, ok := r.Claim(i % shards)
 					if !ok {
 						break
 					}
 					step(item, end)
-					r.Done()
+					n++
 				}
+				r.Done(n)
 			}
 		}()
 	}
@@ -62,14 +64,16 @@ func TestRoundsClaimEachOnce(t *testing.T) {
 		}
 		end := int64(round + 1)
 		r.Open(end, items, round%4 != 1)
+		n := 0
 		for {
 			item, e, ok := r.Claim(shards - 1)
 			if !ok {
 				break
 			}
 			step(item, e)
-			r.Done()
+			n++
 		}
+		r.Done(n)
 		r.Wait()
 		mu.Lock()
 		for _, it := range items {

@@ -276,13 +276,17 @@ func (w *workers) loop(i, host int) {
 // claim steps the round's CPUs that it claims, from shard home first,
 // until none is left.
 func (w *workers) claim(home int) {
+	n := 0
 	for {
 		c, end, ok := w.r.Claim(home)
 		if !ok {
+			w.r.Done(n)
 			return
 		}
-		w.panics[c] = w.s.cpus[c].safeStep(end)
-		w.r.Done()
+		if p := w.s.cpus[c].safeStep(end); p != nil {
+			w.panics[c] = p
+		}
+		n++
 	}
 }
 
