@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/rqemu/rqemu/contention"
 )
@@ -188,6 +189,7 @@ type workers struct {
 	// only hands out and waits, each shard on its worker's host CPU).
 	home int
 	exit sync.WaitGroup // goroutine exit
+	tune shareTuner
 	// panics[c] is CPU c's recovered panic in the round, written by the
 	// goroutine that stepped it and re-raised on the engine's goroutine
 	// (a panic on a worker would end the process without the CPU, and
@@ -240,6 +242,8 @@ func (s *Sim) startWorkers() *workers {
 		spawn, w.home = n, -1
 	}
 	w.r = contention.NewRounds(n, spawn)
+	// An explicit -workers N, or pinned goroutines, share every round.
+	w.tune = shareTuner{on: s.cfg.Workers <= 0 && !s.cfg.Pin && n > 1, phase: tuneKeep, now: time.Now}
 	hosts := contention.PlanPinning(seq(n), allowed)
 	for i := range spawn {
 		w.exit.Add(1)
@@ -296,7 +300,7 @@ func (w *workers) claim(home int) {
 // step touches only its own state, the real shared objects and the
 // snapshots.
 func (w *workers) step(end int64, cpus []int) {
-	if len(cpus) < minRound && w.home >= 0 {
+	if w.home >= 0 && (len(cpus) < minRound || !w.tune.next(len(cpus))) {
 		w.s.stepSerial(cpus)
 		return
 	}
