@@ -189,7 +189,7 @@ type workers struct {
 	// only hands out and waits, each shard on its worker's host CPU).
 	home int
 	exit sync.WaitGroup // goroutine exit
-	tune shareTuner
+	tune *shareTuner    // the Sim's: kept from run to run
 	// panics[c] is CPU c's recovered panic in the round, written by the
 	// goroutine that stepped it and re-raised on the engine's goroutine
 	// (a panic on a worker would end the process without the CPU, and
@@ -243,7 +243,12 @@ func (s *Sim) startWorkers() *workers {
 	}
 	w.r = contention.NewRounds(n, spawn)
 	// An explicit -workers N, or pinned goroutines, share every round.
-	w.tune = shareTuner{on: s.cfg.Workers <= 0 && !s.cfg.Pin && n > 1, phase: tuneKeep, now: time.Now}
+	// The tuner outlives the run: a workload runs in chunks (bench's
+	// Chunk), each a Run, and need not probe again at each.
+	if s.tune.now == nil {
+		s.tune = shareTuner{on: s.cfg.Workers <= 0 && !s.cfg.Pin && n > 1, phase: tuneKeep, now: time.Now}
+	}
+	w.tune = &s.tune
 	hosts := contention.PlanPinning(seq(n), allowed)
 	for i := range spawn {
 		w.exit.Add(1)

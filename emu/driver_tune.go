@@ -10,10 +10,11 @@ import "time"
 // workers stepping. So when the number of workers is left to the driver
 // (Config.Workers 0, not pinned), it measures: a probe of probeRounds
 // rounds shared, then as many on the engine alone, each timed per CPU
-// stepped from round to round (so the barriers between count), and the
-// faster way runs for keepRounds rounds before the next probe, twice as
-// long after each probe that confirms it (up to 16 times). Which
-// goroutine steps a CPU never moves the bytes (TestDriversAgree).
+// stepped from round to round (so the barriers between count); the
+// faster way (sharing by shareGain) runs for keepRounds rounds before the
+// next probe, twice as long after each probe that confirms it (up to 16
+// times). The Sim keeps it from run to run. Which goroutine steps a CPU
+// never moves the bytes (TestDriversAgree).
 type shareTuner struct {
 	on       bool // adapt; otherwise every round is shared
 	share    bool // the phase's rounds are shared
@@ -37,6 +38,10 @@ const (
 const (
 	probeRounds = 32
 	keepRounds  = 2048
+	// shareGain is how much cheaper per CPU the shared probe must be to
+	// share: sharing also costs the host a second core, and a wrong
+	// choice lasts until the next probe.
+	shareGain = 0.9
 )
 
 // next reports whether to share a round of n CPUs.
@@ -52,7 +57,7 @@ func (t *shareTuner) next(n int) bool {
 			t.sharedNS = perCPU
 			t.phase, t.share, t.rounds = tuneAlone, false, probeRounds
 		case tuneAlone:
-			share := t.sharedNS < perCPU
+			share := t.sharedNS < shareGain*perCPU
 			if t.probes > 0 && share == t.share2 {
 				t.streak = min(t.streak+1, 4)
 			} else {

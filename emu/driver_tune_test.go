@@ -7,7 +7,7 @@ import (
 
 // TestShareTuner: the tuner probes sharing, then the engine alone, and
 // keeps the way whose rounds cost less host time per CPU (barriers
-// included), probing again later, for longer after each confirmation;
+// included; sharing must win by shareGain), probing again later, for longer after each confirmation;
 // off, it shares every round.
 func TestShareTuner(t *testing.T) {
 	for _, tc := range []struct {
@@ -17,6 +17,7 @@ func TestShareTuner(t *testing.T) {
 	}{
 		{"sharing costs more (the 2-core VM)", 300, 200, false},
 		{"sharing pays (more cores)", 120, 200, true},
+		{"sharing pays less than shareGain", 190, 200, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var clock time.Time
