@@ -3,9 +3,9 @@ package emu
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/rqemu/rqemu/contention"
 )
@@ -29,11 +29,13 @@ func (s *Sim) Run(until int64) { s.RunUntil(until, nil) }
 // true (called only at barriers, by the engine's goroutine), and reports
 // whether it stopped that way. The clock then stands at that barrier.
 func (s *Sim) RunUntil(until int64, done func() bool) bool {
-	var w *workers
 	stopped := false
 	if s.cfg.Driver == "parallel" {
-		w = s.startWorkers()
-		defer w.stop()
+		s.workers = s.startWorkers()
+		defer func() {
+			s.workers.stop()
+			s.workers = nil
+		}()
 	}
 	if len(s.nextAt) != len(s.cpus) {
 		s.nextAt = make([]int64, len(s.cpus))
@@ -86,11 +88,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 				}
 			}
 		}
-		if w != nil {
-			w.epoch(end, s.stepped)
-		} else {
-			s.stepSerial(s.stepped)
-		}
+		s.stepCPUs(s.stepped)
 		s.barrier(s.stepped)
 		if done != nil && done() {
 			until = s.epochEnd
@@ -105,11 +103,20 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	return stopped
 }
 
-// stepSerial steps cpus to the epoch's end on the calling goroutine: the
-// serial driver, and the barrier's passes over the CPUs held at a wait
-// (hold.go), a few at a time, cheaper than a round trip through the
-// parallel driver's workers (a CPU's step touches only its own state, so
-// either gives the same bytes).
+// stepCPUs steps cpus (in CPU order) to the epoch's end: the epoch's
+// CPUs, and the barrier's passes over the CPUs held at a wait (hold.go).
+// The parallel driver hands them to its workers, the serial driver steps
+// them in order (a CPU's step touches only its own state, so either gives
+// the same bytes).
+func (s *Sim) stepCPUs(cpus []int) {
+	if s.workers != nil {
+		s.workers.step(s.epochEnd, cpus)
+	} else {
+		s.stepSerial(cpus)
+	}
+}
+
+// stepSerial steps cpus to the epoch's end on the calling goroutine.
 func (s *Sim) stepSerial(cpus []int) {
 	for _, i := range cpus {
 		if p := s.cpus[i].safeStep(s.epochEnd); p != nil {
@@ -137,26 +144,6 @@ func (s *Sim) Live() int {
 		n -= rq.exited
 	}
 	return n
-}
-
-// workers is the parallel driver's goroutines for one Run.
-type workers struct {
-	s      *Sim
-	shards [][]*RQ
-	box    []contention.Mailbox
-	// running counts the shards posted in this epoch and not yet
-	// stepped: the engine's goroutine spins on it.
-	running contention.Pending
-	exit    sync.WaitGroup // goroutine exit
-	active  []bool
-	// shardOf maps a CPU to its shard; todo[i] is shard i's CPUs to step
-	// in the epoch, written by the engine before it posts the epoch.
-	shardOf []int
-	todo    [][]int
-	// panics are the workers' recovered panics of the epoch, re-raised
-	// on the engine's goroutine (a panic on a worker would end the
-	// process without the CPU, and without the caller's recover).
-	panics []*CPUPanic
 }
 
 // CPUPanic is a panic raised while a CPU handled its events: the CPU, its
@@ -190,6 +177,35 @@ func (rq *RQ) safeStep(until int64) (p *CPUPanic) {
 	return nil
 }
 
+// workers is the parallel driver's goroutines for one Run.
+type workers struct {
+	s *Sim
+	r *contention.Rounds
+	// shardOf maps a CPU to its shard; todo[i] is shard i's CPUs to step
+	// in the round, written by the engine before it opens the round.
+	shardOf []int
+	todo    [][]int
+	// home is the engine's own shard, -1 when pinned (the engine then
+	// only hands out and waits, each shard on its worker's host CPU).
+	home int
+	exit sync.WaitGroup // goroutine exit
+	tune *shareTuner    // the Sim's: kept from run to run
+	// panics[c] is CPU c's recovered panic in the round, written by the
+	// goroutine that stepped it and re-raised on the engine's goroutine
+	// (a panic on a worker would end the process without the CPU, and
+	// without the caller's recover).
+	panics []*CPUPanic
+}
+
+// minRound is the fewest CPUs a round hands out: fewer are stepped on the
+// engine's goroutine, and a round of fewer than minWake wakes no parked
+// worker (a wake-up costs more than a few steps; a worker still spinning
+// from the last round takes part all the same).
+const (
+	minRound = 2
+	minWake  = 4
+)
+
 // startWorkers starts the parallel driver's goroutines, sharding the CPUs
 // by LLC over the workers.
 func (s *Sim) startWorkers() *workers {
@@ -202,35 +218,39 @@ func (s *Sim) startWorkers() *workers {
 		n = len(allowed)
 	}
 	n = max(1, min(n, len(s.cpus)))
-	w := &workers{s: s, shards: make([][]*RQ, n)}
-	// Whole LLCs go to one worker, round robin over LLCs in order, unless
-	// there are as many workers as CPUs.
+	w := &workers{s: s, home: n - 1}
+	// Whole LLCs go to one shard, round robin over LLCs in order, unless
+	// there are as many shards as CPUs.
+	w.shardOf = make([]int, len(s.cpus))
 	if n == len(s.cpus) {
-		for i, rq := range s.cpus {
-			w.shards[i] = []*RQ{rq}
+		for i := range s.cpus {
+			w.shardOf[i] = i
 		}
 	} else {
-		k := 0
-		for _, llc := range s.m.LLCs {
+		for k, llc := range s.m.LLCs {
 			for _, c := range llc {
-				w.shards[k%n] = append(w.shards[k%n], s.cpus[c])
+				w.shardOf[c] = k % n
 			}
-			k++
-		}
-	}
-	w.shardOf = make([]int, len(s.cpus))
-	for i, shard := range w.shards {
-		for _, rq := range shard {
-			w.shardOf[rq.cpu] = i
 		}
 	}
 	w.todo = make([][]int, n)
+	w.panics = make([]*CPUPanic, len(s.cpus))
+	// Unpinned, the engine's goroutine steps the last shard, which it
+	// would only wait for otherwise; pinned, every shard has a worker.
+	spawn := n - 1
+	if s.cfg.Pin {
+		spawn, w.home = n, -1
+	}
+	w.r = contention.NewRounds(n, spawn)
+	// An explicit -workers N, or pinned goroutines, share every round.
+	// The tuner outlives the run: a workload runs in chunks (bench's
+	// Chunk), each a Run, and need not probe again at each.
+	if s.tune.now == nil {
+		s.tune = shareTuner{on: s.cfg.Workers <= 0 && !s.cfg.Pin && n > 1, phase: tuneKeep, now: time.Now}
+	}
+	w.tune = &s.tune
 	hosts := contention.PlanPinning(seq(n), allowed)
-	w.box = make([]contention.Mailbox, n)
-	w.active = make([]bool, n)
-	w.panics = make([]*CPUPanic, n)
-	for i := range w.shards {
-		w.box[i].Init()
+	for i := range spawn {
 		w.exit.Add(1)
 		go w.loop(i, hosts[i])
 	}
@@ -252,73 +272,70 @@ func (w *workers) loop(i, host int) {
 		// affinity cannot leak into Go's thread pool.
 		_ = contention.PinCurrentThread(host)
 	}
-	b := &w.box[i]
 	var seen uint64
 	for {
-		seen = b.Next(seen)
-		if b.Quit() {
+		seen = w.r.Next(i, seen)
+		if w.r.Stopped() {
 			return
 		}
-		w.stepShard(i, b.End())
-		w.running.Add(-1)
+		w.claim(i)
 	}
 }
 
-// stepShard steps shard i's CPUs that have an event before end.
-func (w *workers) stepShard(i int, end int64) {
-	for _, c := range w.todo[i] {
-		if p := w.s.cpus[c].safeStep(end); p != nil {
-			w.panics[i] = p
-			break
+// claim steps the round's CPUs that it claims, from shard home first,
+// until none is left.
+func (w *workers) claim(home int) {
+	n := 0
+	for {
+		c, end, ok := w.r.Claim(home)
+		if !ok {
+			w.r.Done(n)
+			return
 		}
+		if p := w.s.cpus[c].safeStep(end); p != nil {
+			w.panics[c] = p
+		}
+		n++
 	}
 }
 
-// epoch steps every shard that has work before end, and waits. Unpinned,
-// the last shard with work is stepped on the calling goroutine, which
-// would only wait otherwise: an epoch with one busy shard (a lightly
-// loaded machine) hands nothing over. Pinned, each shard stays on its
-// worker's host CPU.
-func (w *workers) epoch(end int64, stepped []int) {
+// step steps cpus (in CPU order) to the epoch's end on the workers and the
+// engine's goroutine, and waits; it re-raises the panic of the first CPU
+// that raised one. Which goroutine steps a CPU does not matter: a CPU's
+// step touches only its own state, the real shared objects and the
+// snapshots.
+func (w *workers) step(end int64, cpus []int) {
+	if w.home >= 0 && (len(cpus) < minRound || !w.tune.next(len(cpus))) {
+		w.s.stepSerial(cpus)
+		return
+	}
 	for i := range w.todo {
 		w.todo[i] = w.todo[i][:0]
 	}
-	for _, c := range stepped {
+	for _, c := range cpus {
 		sh := w.shardOf[c]
 		w.todo[sh] = append(w.todo[sh], c)
 	}
-	last := -1
-	for i := range w.shards {
-		w.active[i] = len(w.todo[i]) > 0
-		if w.active[i] {
-			last = i
+	w.r.Open(end, w.todo, len(cpus) >= minWake || w.home < 0)
+	if w.home >= 0 {
+		w.claim(w.home)
+	}
+	w.r.Wait()
+	var first *CPUPanic
+	for _, c := range cpus {
+		if p := w.panics[c]; p != nil {
+			w.panics[c] = nil
+			if first == nil {
+				first = p
+			}
 		}
 	}
-	if w.s.cfg.Pin {
-		last = -1
-	}
-	for i := range w.shards {
-		if w.active[i] && i != last {
-			w.running.Add(1)
-			w.box[i].Post(end)
-		}
-	}
-	if last >= 0 {
-		w.stepShard(last, end)
-	}
-	for w.running.Load() != 0 {
-		runtime.Gosched()
-	}
-	for _, p := range w.panics {
-		if p != nil {
-			panic(p) // the first in shard order
-		}
+	if first != nil {
+		panic(first)
 	}
 }
 
 func (w *workers) stop() {
-	for i := range w.box {
-		w.box[i].Post(-1)
-	}
+	w.r.Stop()
 	w.exit.Wait()
 }

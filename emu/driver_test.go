@@ -54,11 +54,17 @@ func runDriver(tb testing.TB, m *hwmodel.Machine, driver string, seed uint64, du
 // runDriverKernel is runDriver under a feature set that may carry
 // tunables (emu.ParseKernel).
 func runDriverKernel(tb testing.TB, m *hwmodel.Machine, kernel, driver string, seed uint64, dur int64) []byte {
+	return runWorkers(tb, m, kernel, Config{Driver: driver, Seed: seed}, dur)
+}
+
+// runWorkers is runDriverKernel with the driver's settings (Driver, Seed,
+// Workers, Pin) from cfg.
+func runWorkers(tb testing.TB, m *hwmodel.Machine, kernel string, cfg Config, dur int64) []byte {
 	f, set, _, err := ParseKernel(kernel)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := New(Config{Machine: m, Features: f, Sched: set, Seed: seed, Check: true, Driver: driver})
+	s, err := New(Config{Machine: m, Features: f, Sched: set, Seed: cfg.Seed, Check: true, Driver: cfg.Driver, Workers: cfg.Workers, Pin: cfg.Pin})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -139,6 +145,29 @@ func TestDriversAgree(t *testing.T) {
 			}
 			if bytes.Equal(seed1, serial) {
 				t.Errorf("%s: %s gave v6.6-eevdf's bytes", topo, k)
+			}
+		}
+	}
+}
+
+// TestDriverWorkersAgree: the parallel driver gives the serial driver's
+// bytes whatever its number of workers (one, two, three over two LLCs,
+// more than the host has, one per modeled CPU) and pinned: the CPUs a
+// worker steps, and who steals them, move nothing.
+func TestDriverWorkersAgree(t *testing.T) {
+	dur := 2 * ms
+	if testing.Short() || raceEnabled {
+		dur = ms
+	}
+	for _, topo := range []string{"hikey-8", "spr-2s"} {
+		m := machine(t, topo)
+		serial := runWorkers(t, m, "v6.6-eevdf", Config{Driver: "serial", Seed: 2}, dur)
+		for _, cfg := range []Config{
+			{Workers: 1}, {Workers: 2}, {Workers: 3}, {Workers: 16}, {Workers: m.NumCPUs()}, {Workers: 2, Pin: true},
+		} {
+			cfg.Driver, cfg.Seed = "parallel", 2
+			if got := runWorkers(t, m, "v6.6-eevdf", cfg, dur); !bytes.Equal(serial, got) {
+				t.Errorf("%s, %d workers (pin %v): serial and parallel differ:\n%s", topo, cfg.Workers, cfg.Pin, firstDiff(serial, got))
 			}
 		}
 	}

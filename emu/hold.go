@@ -171,7 +171,7 @@ func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
 
 // settleHolds runs the barrier's passes: while a CPU stepped in the last
 // pass is held at a wait, settle every such wait (in CPU order), step
-// those CPUs to the epoch's end again (stepSerial), and deliver what they
+// those CPUs to the epoch's end again (stepCPUs), and deliver what they
 // posted.
 func (s *Sim) settleHolds(last []int) {
 	for {
@@ -195,7 +195,7 @@ func (s *Sim) settleHolds(last []int) {
 			s.resolveHold(rq)
 		}
 		s.inBarrier = false
-		s.stepSerial(held)
+		s.stepCPUs(held)
 		s.inBarrier = true
 		s.deliver()
 		s.extendVisit()

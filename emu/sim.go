@@ -154,6 +154,8 @@ type barrierScratch struct {
 	visited    []bool       // the CPUs this barrier visits (visit.go)
 	visit      []int        // the same, in CPU order
 	stepped    []int        // the CPUs stepped in the epoch (driver.go)
+	workers    *workers     // the parallel driver's, during a Run (driver.go)
+	tune       shareTuner   // whether the parallel driver shares its rounds (driver_tune.go)
 	logsBuf    []*weave.Log // the visited CPUs' logs, for the weave
 	inBarrier  bool         // the barrier is running: changes to a CPU mark it (touch)
 	inHooks    bool         // the barrier runs its hooks (OnBarrier, sharedcount.go)

@@ -209,10 +209,10 @@ func rawAtomics(t *testing.T, root string) []string {
 
 // TestNoRawAtomics fails on a sync/atomic import outside contention/: the
 // shared kernel state is contention's padded, logged objects, and host
-// synchronization is there too (contention.Mailbox, contention.Pending).
+// synchronization is there too (contention.Rounds).
 func TestNoRawAtomics(t *testing.T) {
 	for _, f := range rawAtomics(t, "../..") {
-		t.Errorf("%s imports sync/atomic: use contention/ (its objects, Mailbox, Pending) or a mutex", f)
+		t.Errorf("%s imports sync/atomic: use contention/ (its objects, Rounds) or a mutex", f)
 	}
 }
 
