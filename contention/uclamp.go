@@ -161,13 +161,17 @@ func (t *touches) mark(which uint8, write bool) {
 	t.n++
 }
 
+// flush logs each touched line once: a load, and a store after it if the
+// accounting wrote the line. Every field uclamp writes it has read first
+// (bucket->tasks++, the max aggregation, the flags' test), so the load's
+// miss stalls the CPU even where the store then retires into a store
+// buffer (x86; weave's store buffer hides only the store).
 func (t *touches) flush(l *weave.Log, now int64, site weave.Site, lines *[2]weave.LineID) {
 	for i := range t.n {
-		op := hwmodel.Read
+		l.Record(now, lines[t.which[i]], hwmodel.Read, site)
 		if t.write[i] {
-			op = hwmodel.Write
+			l.Record(now, lines[t.which[i]], hwmodel.Write, site)
 		}
-		l.Record(now, lines[t.which[i]], op, site)
 	}
 }
 
@@ -209,9 +213,10 @@ func (u *UclampRQ) IncTask(l *weave.Log, now int64, site weave.Site, minV, maxV 
 
 // LogIncTask logs, without touching the state, the accesses IncTask makes
 // for a task with clamps minV and maxV, as far as they follow from the
-// clamps: line A (the MIN bucket, written) and line B (written: the MAX
-// bucket for a max clamp of 205 or more, else uclamp_idle_reset()'s
-// clear of UCLAMP_FLAG_IDLE on an rq that was idle), in IncTask's order.
+// clamps: line A (the MIN bucket, read and written) and line B (read and
+// written: the MAX bucket for a max clamp of 205 or more, else
+// uclamp_idle_reset()'s clear of UCLAMP_FLAG_IDLE on an rq that was
+// idle), in IncTask's order.
 // For a CPU that does the increment under another rq's lock while the
 // rq's owner applies the state change later (a direct remote wakeup): the
 // owner's IncTask then logs nothing of its own for it. Simplified: a max
@@ -220,8 +225,10 @@ func (u *UclampRQ) IncTask(l *weave.Log, now int64, site weave.Site, minV, maxV 
 func (u *UclampRQ) LogIncTask(l *weave.Log, now int64, site weave.Site, minV, maxV uint32) {
 	checkClamp(UclampMin, minV)
 	checkClamp(UclampMax, maxV)
-	l.Record(now, u.lines[0], hwmodel.Write, site)
-	l.Record(now, u.lines[1], hwmodel.Write, site)
+	for _, li := range u.lines {
+		l.Record(now, li, hwmodel.Read, site)
+		l.Record(now, li, hwmodel.Write, site)
+	}
 }
 
 // update runs the accounting f, which marks the lines it touches, timing

@@ -114,7 +114,7 @@ func TestTgLoadRatelimit(t *testing.T) {
 }
 
 // TestUclampLines: with the static key on, every enqueue and dequeue
-// touches both rq->uclamp lines (logged, so the weave sees them); with it
+// reads and writes both rq->uclamp lines (logged, so the weave sees them); with it
 // off, neither is touched. A task that sets a clamp turns the key on.
 func TestUclampLines(t *testing.T) {
 	for _, tc := range []struct {
@@ -144,10 +144,10 @@ func TestUclampLines(t *testing.T) {
 			}
 			continue
 		}
-		// Each uclamp_rq_inc/dec touches each line once (a task's clamp
-		// turns the key on before its first enqueue).
-		if touched[0] != ops || touched[1] != ops {
-			t.Errorf("%s: %d enqueues+dequeues but uclamp lines touched %v times (want each once per operation)", tc.name, ops, touched)
+		// Each uclamp_rq_inc/dec reads then writes each line once (a
+		// task's clamp turns the key on before its first enqueue).
+		if touched[0] != 2*ops || touched[1] != 2*ops {
+			t.Errorf("%s: %d enqueues+dequeues but uclamp lines touched %v times (want each read and written once per operation)", tc.name, ops, touched)
 		}
 		if v := rq.uclamp.Value(contention.UclampMax); v == 0 {
 			t.Errorf("%s: rq uclamp max is 0", tc.name)
