@@ -191,7 +191,7 @@ type rqMailbox struct {
 	// published value and zeroed.
 	tgDelta []int64
 	// tgSite is the kernel function whose load update is touching
-	// tg->load_avg (tgsites.go). The CPU's own.
+	// tg->load_avg (tgsites.go). Owned by the CPU.
 	tgSite tgSite
 	// countDeltas are this CPU's changes of shared counts since the last
 	// barrier (sharedcount.go). barrier: folded into the published values

@@ -402,10 +402,11 @@ func (rq *RQ) traceWakeup(p *Task, kind traceKind) {
 	switch {
 	case st.mode == wmTimer:
 		r.flags, r.pc = tfIrqsOff|tfHardirq, 3
-	case st.mode == wmDrainIPI && rq.curr != nil:
+	case st.mode == wmDrainIPI:
+		// the IPI's handler, busy or WFI-idle (arm64)
 		r.flags, r.pc = tfIrqsOff|tfHardirq, 1
-	case st.mode == wmDrainIPI || st.mode == wmDrainPoll:
-		// the idle task (preempt count 1) and the rq lock
+	case st.mode == wmDrainPoll:
+		// the polling idle loop (preempt count 1) and the rq lock
 	default:
 		r.pc = 4
 	}

@@ -63,7 +63,8 @@ func enginePipeRTT(topo string, eng Engine) (float64, error) {
 }
 
 // fitPipeCross is FitPipeCross with the engine run given: a secant search
-// on the scale (the round trip grows with it), at most 8 runs.
+// on the scale (the round trip grows with it), then a bisection of the
+// tightest bracket where the secant circles a jump; at most 16 runs.
 func fitPipeCross(cal *hwmodel.Calib, rtt func(*hwmodel.Calib) (float64, error)) (float64, error) {
 	target := cal.PipeRTTUS
 	if target <= 0 {
@@ -71,9 +72,12 @@ func fitPipeCross(cal *hwmodel.Calib, rtt func(*hwmodel.Calib) (float64, error))
 	}
 	const lo, hi = 0.01, 100.0
 	clamp := func(s float64) float64 { return math.Round(min(max(s, lo), hi)*1000) / 1000 }
+	var seen []struct{ s, e float64 } // every scale run, with its round trip
 	eval := func(s float64) (float64, error) {
 		cal.PipeCrossScale = s
-		return rtt(cal)
+		e, err := rtt(cal)
+		seen = append(seen, struct{ s, e float64 }{s, e})
+		return e, err
 	}
 	s0 := 1.0
 	e0, err := eval(s0)
@@ -98,6 +102,36 @@ func fitPipeCross(cal *hwmodel.Calib, rtt func(*hwmodel.Calib) (float64, error))
 			next = s1 + (target-e1)*(s1-s0)/(e1-e0)
 		}
 		s0, e0, s1 = s1, e1, clamp(next)
+	}
+	// The round trip is not monotonic in the scale everywhere (where the
+	// reader's wait turns from a spin into an idle wakeup it jumps), so
+	// the secant can circle a jump: bisect the tightest bracket seen.
+	for range 8 {
+		if math.Abs(bestE-target) <= 0.02*target {
+			break
+		}
+		below, above := math.Inf(-1), math.Inf(1)
+		for _, p := range seen {
+			if p.e < target {
+				below = max(below, p.s)
+			} else {
+				above = min(above, p.s)
+			}
+		}
+		if math.IsInf(below, 0) || math.IsInf(above, 0) {
+			break
+		}
+		mid := clamp((below + above) / 2)
+		if mid == below || mid == above {
+			break
+		}
+		e, err := eval(mid)
+		if err != nil {
+			return 0, err
+		}
+		if math.Abs(e-target) < math.Abs(bestE-target) {
+			bestS, bestE = mid, e
+		}
 	}
 	cal.PipeCrossScale = bestS
 	if math.Abs(bestE-target) > 0.02*target {
