@@ -246,40 +246,7 @@ func TestPipeCriticalSection(t *testing.T) {
 // the reader a few transfers, not 16 in a row.
 func TestPipeCopyOutOverlaps(t *testing.T) {
 	const msgs = 100
-	s := newSim(t, "spr-2s", "v6.6-eevdf")
-	data := NewSem("pipe", 0)
-	p, err := s.NewPipe(PipeSpec{Name: "pipe", Data: data, Writers: 1, Size: 1024, CPU: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, copied := 0, true
-	recv, out := Wait(data).OnPipe(p, PipeReadWait, 0), Run(30).OnPipe(p, PipeCopyOut, 0)
-	mustTask(t, s, TaskSpec{Comm: "reader", CPU: 0, Sems: []*Sem{data}, Prog: ProgramFunc(func(*Task) Action {
-		switch {
-		case !copied:
-			copied = true
-			return out
-		case n == msgs:
-			return Exit()
-		}
-		n, copied = n+1, false
-		return recv
-	})})
-	write, k := Signal(data).WithSync().OnPipe(p, PipeWrite, 0), 0
-	mustTask(t, s, TaskSpec{Comm: "writer", CPU: 1, Prog: ProgramFunc(func(*Task) Action {
-		switch {
-		case k == 2*msgs:
-			return Exit()
-		case k%2 == 0:
-			k++
-			return Run(2000) // the reader keeps up: one message at a time
-		}
-		k++
-		return write
-	})})
-	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
-		t.Fatalf("%d tasks still live after 200 ms", s.Live())
-	}
+	s, p := pipeMessages(t, msgs)
 	var moved int64
 	sst := s.space.Stats()
 	for _, l := range p.frames {
@@ -304,6 +271,26 @@ func TestPipeCopyOutOverlaps(t *testing.T) {
 // copy-out last read.
 func TestPipeUnlockDrains(t *testing.T) {
 	const msgs = 100
+	s, _ := pipeMessages(t, msgs)
+	sst := s.space.Stats()
+	unlock := sst.Sites[s.sites[SymMutexUnlock]].StallNS / msgs
+	write1 := sst.Sites[s.sites[SymPipeWrite]].StallNS / msgs
+	x := s.m.Lat.Transfer[hwmodel.ClassLLC]
+	t.Logf("a message: mutex_unlock stalls %.0f ns, pipe_write %.0f ns (an LLC transfer %.1f ns)", unlock, write1, x)
+	if unlock < x/2 {
+		t.Errorf("mutex_unlock stalls %.0f ns a message: want the drain of pipe_write's stores (about a transfer, %.1f ns)", unlock, x)
+	}
+	if write1 > 2*x {
+		t.Errorf("pipe_write stalls %.0f ns a message, %.1f transfers: want its stores buffered", write1, write1/x)
+	}
+}
+
+// pipeMessages runs msgs 1 KiB messages over a spr-2s pipe (v6.6-eevdf),
+// the writer on CPU 1 and the reader on CPU 0 copying each one out before
+// it waits for the next; the writer runs 2 us between messages, so the
+// reader keeps up: one message at a time.
+func pipeMessages(t *testing.T, msgs int) (*Sim, *Pipe) {
+	t.Helper()
 	s := newSim(t, "spr-2s", "v6.6-eevdf")
 	data := NewSem("pipe", 0)
 	p, err := s.NewPipe(PipeSpec{Name: "pipe", Data: data, Writers: 1, Size: 1024, CPU: 0})
@@ -338,15 +325,5 @@ func TestPipeUnlockDrains(t *testing.T) {
 	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
 		t.Fatalf("%d tasks still live after 200 ms", s.Live())
 	}
-	sst := s.space.Stats()
-	unlock := sst.Sites[s.sites[SymMutexUnlock]].StallNS / msgs
-	write1 := sst.Sites[s.sites[SymPipeWrite]].StallNS / msgs
-	x := s.m.Lat.Transfer[hwmodel.ClassLLC]
-	t.Logf("a message: mutex_unlock stalls %.0f ns, pipe_write %.0f ns (an LLC transfer %.1f ns)", unlock, write1, x)
-	if unlock < x/2 {
-		t.Errorf("mutex_unlock stalls %.0f ns a message: want the drain of pipe_write's stores (about a transfer, %.1f ns)", unlock, x)
-	}
-	if write1 > 2*x {
-		t.Errorf("pipe_write stalls %.0f ns a message, %.1f transfers: want its stores buffered", write1, write1/x)
-	}
+	return s, p
 }

@@ -80,26 +80,8 @@ type outRead struct {
 	tag    int32
 }
 
-// outQueue is a CPU's in-flight independent reads, oldest first: a FIFO
-// over one reused buffer.
-type outQueue struct {
-	buf  []outRead
-	head int
-}
-
-func (q *outQueue) len() int        { return len(q.buf) - q.head }
-func (q *outQueue) front() *outRead { return &q.buf[q.head] }
-func (q *outQueue) live() []outRead { return q.buf[q.head:] }
-func (q *outQueue) push(o outRead)  { q.compact(); q.buf = append(q.buf, o) }
-func (q *outQueue) pop()            { q.head++; q.compact() }
-func (q *outQueue) compact() {
-	if q.head == len(q.buf) {
-		q.buf, q.head = q.buf[:0], 0
-	} else if q.head > 0 && len(q.buf) == cap(q.buf) {
-		n := copy(q.buf, q.buf[q.head:])
-		q.buf, q.head = q.buf[:n], 0
-	}
-}
+// outQueue is a CPU's in-flight independent reads, oldest first.
+type outQueue = fifo[outRead]
 
 type replayCPU struct {
 	reqs []pend // reqs[next:] are not yet issued

@@ -40,39 +40,22 @@ type sbEntry struct {
 	issued bool // its request is at its line (a release waits for the older stores first)
 }
 
-// storeBuffer is a CPU's buffered stores, oldest first: a FIFO over one
-// reused buffer.
-type storeBuffer struct {
-	buf  []sbEntry
-	head int
-}
-
-func (q *storeBuffer) len() int        { return len(q.buf) - q.head }
-func (q *storeBuffer) front() *sbEntry { return &q.buf[q.head] }
-func (q *storeBuffer) live() []sbEntry { return q.buf[q.head:] }
-
-func (q *storeBuffer) push(e sbEntry) {
-	if q.head == len(q.buf) {
-		q.buf, q.head = q.buf[:0], 0
-	} else if q.head > 0 && len(q.buf) == cap(q.buf) {
-		n := copy(q.buf, q.buf[q.head:])
-		q.buf, q.head = q.buf[:n], 0
-	}
-	q.buf = append(q.buf, e)
-}
+// storeBuffer is a CPU's buffered stores, oldest first.
+type storeBuffer struct{ fifo[sbEntry] }
 
 // retire drops the stores at the front that completed by now: they left
 // the buffer in order.
 func (q *storeBuffer) retire(now int64) {
-	for q.head < len(q.buf) && q.buf[q.head].finish != 0 && q.buf[q.head].finish <= now {
-		q.head++
+	for q.len() > 0 && q.front().finish != 0 && q.front().finish <= now {
+		q.pop()
 	}
 }
 
 // holds reports whether a store to line li is in the buffer.
 func (q *storeBuffer) holds(li int32) bool {
-	for i := q.head; i < len(q.buf); i++ {
-		if q.buf[i].line == li {
+	live := q.live()
+	for i := range live {
+		if live[i].line == li {
 			return true
 		}
 	}
@@ -81,8 +64,9 @@ func (q *storeBuffer) holds(li int32) bool {
 
 // unserved reports whether a store in the buffer has not been served.
 func (q *storeBuffer) unserved() bool {
-	for i := q.head; i < len(q.buf); i++ {
-		if q.buf[i].finish == 0 {
+	live := q.live()
+	for i := range live {
+		if live[i].finish == 0 {
 			return true
 		}
 	}
