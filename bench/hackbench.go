@@ -644,11 +644,27 @@ func (w *msgBench) passed(s *emu.Sim) int64 {
 
 // LoopsDone is the share of the messages written so far.
 func (w *msgBench) LoopsDone() float64 {
+	return w.Units() / float64(max(w.messages(), 1))
+}
+
+// Units is the messages written so far (Windowed).
+func (w *msgBench) Units() float64 {
 	var n int64
 	for _, c := range w.sent {
 		n += c
 	}
-	return float64(n) / float64(max(w.messages(), 1))
+	return float64(n)
+}
+
+// WindowLKP is lkp's hackbench.throughput of a run that wrote perSec
+// messages a second throughout (Windowed): the parse's tasks x loops x
+// datasize KiB is 2 x datasize / (fds x 1024) KiB per message written
+// (tasks 2 x fds x groups, messages fds x fds x groups x loops).
+func (w *msgBench) WindowLKP(perSec float64) map[string]float64 {
+	if !w.hackbench {
+		return nil
+	}
+	return map[string]float64{"throughput": perSec * 2 * float64(w.datasize) / (float64(w.fds) * 1024)}
 }
 
 // stoppedEarly is the line an interrupted run prints before its time.

@@ -31,6 +31,9 @@ type RunConfig struct {
 	// Stop, when it becomes readable (closed), ends the run at the next
 	// barrier; the result is then marked Interrupted.
 	Stop <-chan struct{}
+	// Window, when set, reads the run's numbers over a measurement
+	// window too (Result.Window; window.go).
+	Window *Window
 }
 
 // Chunk is the virtual time between progress calls. Chunk boundaries are
@@ -49,6 +52,8 @@ type Result struct {
 	// Failure is what made the workload fail, whatever the time run (an
 	// rt-app deadlock), from its Failure method.
 	Failure error
+	// Window is the measurement window's snapshots (RunConfig.Window).
+	Window *WindowResult
 }
 
 // Failer is implemented by workloads that can fail in a way the run's
@@ -111,13 +116,26 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 		}
 		return false
 	}
+	var ww *windowWatch
+	if cfg.Window != nil {
+		ww = &windowWatch{from: cfg.Window.From}
+	}
 	for s.Now() < limit {
 		end := min((s.Now()/Chunk+1)*Chunk, limit)
 		if s.RunUntil(end, done) {
 			break
 		}
+		if ww != nil {
+			ww.boundary(s, w)
+		}
 		if cfg.Progress != nil {
 			cfg.Progress(s.Now(), limit)
+		}
+	}
+	if ww != nil {
+		ww.boundary(s, w) // the run's end: the window's when no task exited
+		if res.Window, err = ww.result(); err != nil {
+			return nil, err
 		}
 	}
 	if !res.Complete && !res.Interrupted {

@@ -101,12 +101,46 @@ func (s *Sim) Profile(cpus []int) []ProfileEntry {
 		out = append(out, ProfileEntry{Symbol: s.symbolName(Symbol(sym)), User: s.syms.user[sym], DSO: s.syms.dso[sym], NS: ns,
 			Percent: 100 * float64(ns) / float64(max(all, 1))})
 	}
+	sortProfile(out)
+	return out
+}
+
+// sortProfile orders a profile largest first, ties by name.
+func sortProfile(out []ProfileEntry) {
 	slices.SortStableFunc(out, func(a, b ProfileEntry) int {
 		if a.NS != b.NS {
 			return int(b.NS - a.NS)
 		}
 		return strings.Compare(a.Symbol, b.Symbol)
 	})
+}
+
+// ProfileDiff is the profile of the time between two of a run's
+// profiles, b taken after a (a measurement window: bench.Window), largest
+// first, with each symbol's share of the window's time.
+func ProfileDiff(b, a []ProfileEntry) []ProfileEntry {
+	type key struct {
+		sym, dso string
+		user     bool
+	}
+	before := map[key]int64{}
+	for _, e := range a {
+		before[key{e.Symbol, e.DSO, e.User}] = e.NS
+	}
+	var out []ProfileEntry
+	var all int64
+	for _, e := range b {
+		e.NS -= before[key{e.Symbol, e.DSO, e.User}]
+		if e.NS <= 0 {
+			continue
+		}
+		all += e.NS
+		out = append(out, e)
+	}
+	for i := range out {
+		out[i].Percent = 100 * float64(out[i].NS) / float64(max(all, 1))
+	}
+	sortProfile(out)
 	return out
 }
 

@@ -23,6 +23,17 @@ type Run struct {
 	Features string   `json:"features"`
 	Workload string   `json:"workload"`
 	Args     []string `json:"args"`
+	// WindowFrom > 0 measures the run from that many virtual seconds to
+	// its first task's exit (emu run -window-from; bench.Window).
+	WindowFrom float64 `json:"window_from_sec,omitempty"`
+}
+
+// window is the run's bench.Window, nil for the whole run.
+func (r Run) window() *bench.Window {
+	if r.WindowFrom <= 0 {
+		return nil
+	}
+	return &bench.Window{From: int64(r.WindowFrom * 1e9)}
 }
 
 // CommandLine is the run as an emu command line (without the seed).
@@ -31,13 +42,16 @@ func (r Run) CommandLine() string {
 	for _, a := range r.Args {
 		parts = append(parts, ShellQuote(a))
 	}
+	if r.WindowFrom > 0 {
+		parts = append(parts, "-window-from", time.Duration(r.WindowFrom*1e9).String())
+	}
 	return strings.Join(parts, " ")
 }
 
 // key identifies a run and its seed (the engine settings are the
 // runner's, the same for every run).
 func (r Run) key(seed uint64) string {
-	return fmt.Sprintf("%s|%s|%s|%q|%d", r.Topo, r.Features, r.Workload, r.Args, seed)
+	return fmt.Sprintf("%s|%s|%s|%q|%g|%d", r.Topo, r.Features, r.Workload, r.Args, r.WindowFrom, seed)
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
@@ -190,7 +204,7 @@ func Execute(r Run, seed uint64, eng Engine) (*Outcome, error) {
 	}
 	t0 := time.Now()
 	res, err := bench.Execute(w, bench.RunConfig{Machine: m, Features: f, Sched: sched, Seed: seed, Epoch: eng.Epoch,
-		Driver: eng.Driver, Workers: eng.Workers, Pin: eng.Pin, Check: eng.Check, Stop: eng.Stop, Progress: eng.Progress})
+		Driver: eng.Driver, Workers: eng.Workers, Pin: eng.Pin, Check: eng.Check, Stop: eng.Stop, Progress: eng.Progress, Window: r.window()})
 	if err != nil {
 		return nil, err
 	}
@@ -210,21 +224,38 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	if err := res.Workload.Report(&report, s); err != nil {
 		report.WriteString("report: " + err.Error())
 	}
-	prof := s.Profile(nil)
+	// A run with a measurement window (Run.WindowFrom) reads its
+	// counters, profile, switches and lkp's throughput over the window;
+	// the report and the workload's own metrics stay the whole run's.
+	win := res.Window
+	prof, counters := s.Profile(nil), s.Counters()
+	lkp := bench.LKPStats(r.Workload, report.String())
+	if win != nil {
+		prof, counters = win.Profile(-1), win.Counters()
+		lkp = bench.WindowLKPStats(r.Workload, lkp, win, res.Workload)
+	}
 	shares := busyShares(prof)
 	self := map[string]float64{}
 	for _, p := range prof {
 		self[p.Symbol] = p.Percent
 	}
 	var vol, invol int64
-	for _, t := range s.Tasks() {
-		vol += t.Stats.NrVolSwitch
-		invol += t.Stats.NrInvolSwitch
+	if win != nil {
+		vol, invol = win.Switches()
+	} else {
+		for _, t := range s.Tasks() {
+			vol += t.Stats.NrVolSwitch
+			invol += t.Stats.NrInvolSwitch
+		}
 	}
 	var nodeShares []map[string]float64
 	if nodes := s.Machine().Nodes; len(nodes) > 1 {
-		for _, cpus := range nodes {
-			nodeShares = append(nodeShares, busyShares(s.Profile(cpus)))
+		for n, cpus := range nodes {
+			p := s.Profile(cpus)
+			if win != nil {
+				p = win.Profile(n)
+			}
+			nodeShares = append(nodeShares, busyShares(p))
 		}
 	}
 	if len(prof) > 40 {
@@ -238,8 +269,8 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 		}
 	}
 	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
-		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: bench.LKPStats(r.Workload, report.String()),
-		Counters: s.Counters(), Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),
+		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: lkp,
+		Counters: counters, Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),
 		Sched: s.Tunables().Values(s.Features()), Self: self, VolSwitches: vol, InvolSwitches: invol}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)

@@ -29,7 +29,7 @@ func TestTgloadUDPRRHeadline(t *testing.T) {
 	l := row.Length.format(row.Length.Quick)
 	var tps, share [2]float64
 	for i, set := range st.Settings {
-		o, err := Execute(st.runOf(row, set, l, ""), 1, Engine{Driver: "parallel"})
+		o, err := Execute(st.runOf(row, set, l, 0, ""), 1, Engine{Driver: "parallel"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -150,7 +150,7 @@ func (r *Runner) printNeeds(st *Study) {
 				pub = append(pub, m.Name+" "+m.format(m.Pub)+m.Unit)
 			}
 		}
-		run := st.runOf(row, st.Settings[0], r.length(row.Length, false), "")
+		run := st.runOf(row, st.Settings[0], r.length(row.Length, false), r.window(row.Length), "")
 		fmt.Fprintf(r.Out, "  %s: needs profile %s (published: %s)\n    %s\n", row.Label, row.Needs, strings.Join(pub, ", "), run.CommandLine())
 	}
 }

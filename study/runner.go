@@ -93,6 +93,15 @@ func (r *Runner) length(l Length, half bool) string {
 	return l.format(v)
 }
 
+// window is the row's measurement window's start at this scale (s
+// virtual; 0: the whole run).
+func (r *Runner) window(l Length) float64 {
+	if r.Quick {
+		return l.QuickWindow
+	}
+	return l.Window
+}
+
 // seeds is the number of runs per cell of st: Seeds, or the study's own
 // when Seeds is 0.
 func (r *Runner) seeds(st *Study) int {
@@ -253,11 +262,11 @@ func (r *Runner) plan(st *Study) []planned {
 	rows := r.rows(st)
 	for _, row := range rows {
 		for _, s := range st.Settings {
-			add(st.runOf(row, s, r.length(row.Length, false), ""))
+			add(st.runOf(row, s, r.length(row.Length, false), r.window(row.Length), ""))
 		}
 		if st.RefTopo != "" {
 			for _, s := range st.Settings {
-				add(st.runOf(row, s, r.length(row.Length, false), st.RefTopo))
+				add(st.runOf(row, s, r.length(row.Length, false), r.window(row.Length), st.RefTopo))
 			}
 		}
 	}
@@ -265,7 +274,7 @@ func (r *Runner) plan(st *Study) []planned {
 		row := st.row(h.Row)
 		for i, s := range st.Settings {
 			if i == 0 || i == h.Setting {
-				add(st.runOf(row, s, r.length(row.Length, true), ""))
+				add(st.runOf(row, s, r.length(row.Length, true), r.window(row.Length), ""))
 			}
 		}
 	}
@@ -370,7 +379,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	}
 	fmt.Fprintf(w, "runs (the first setting; the others change -features):\n")
 	for _, row := range rows {
-		fmt.Fprintf(w, "  %-11s %s\n", row.Label, st.runOf(row, st.Settings[0], r.length(row.Length, false), "").CommandLine())
+		fmt.Fprintf(w, "  %-11s %s\n", row.Label, st.runOf(row, st.Settings[0], r.length(row.Length, false), r.window(row.Length), "").CommandLine())
 	}
 	fmt.Fprintf(w, "settings:")
 	for _, s := range st.Settings {
@@ -395,7 +404,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	}
 	for i, row := range rows {
 		for _, s := range st.Settings {
-			runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), ""))
+			runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), r.window(row.Length), ""))
 			if err != nil {
 				return stopped(rows[:i], err)
 			}
@@ -403,7 +412,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 		}
 		if st.RefTopo != "" {
 			for _, s := range st.Settings {
-				runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), st.RefTopo))
+				runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, false), r.window(row.Length), st.RefTopo))
 				if err != nil {
 					return stopped(rows[:i], err)
 				}
@@ -472,7 +481,7 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 						half = append(half, cell{})
 						continue
 					}
-					runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, true), ""))
+					runs, err := r.do(st, row, s, st.runOf(row, s, r.length(row.Length, true), r.window(row.Length), ""))
 					if err != nil {
 						return nil, err
 					}

@@ -97,6 +97,12 @@ type Length struct {
 	Int            bool   // a count (loops, seconds of schbench -r)
 	Unit           string // what it is, e.g. "s virtual (netperf -l)"
 	Seconds        bool   // virtual seconds: reproduce -l overrides it
+	// Window and QuickWindow, when set, measure the run from that many
+	// virtual seconds to its first task's exit (emu run -window-from;
+	// bench.Window): the steady state of a load the publication ran for
+	// minutes, without the start and the end an emulated fraction of a
+	// second is made of.
+	Window, QuickWindow float64
 }
 
 func (l Length) format(v float64) string {
@@ -223,9 +229,10 @@ func (st *Study) row(label string) *Row {
 	return nil
 }
 
-// runOf is the run of row r under setting s at length l, on topo (the
-// row's machine when empty).
-func (st *Study) runOf(r *Row, s Setting, l string, topo string) Run {
+// runOf is the run of row r under setting s at length l, measured from
+// window seconds (0: the whole run), on topo (the row's machine when
+// empty).
+func (st *Study) runOf(r *Row, s Setting, l string, window float64, topo string) Run {
 	if topo == "" {
 		topo = r.Topo
 	}
@@ -237,5 +244,5 @@ func (st *Study) runOf(r *Row, s Setting, l string, topo string) Run {
 	if r.Features != "" {
 		f = r.Features
 	}
-	return Run{Topo: topo, Features: f, Workload: r.Workload, Args: args}
+	return Run{Topo: topo, Features: f, Workload: r.Workload, Args: args, WindowFrom: window}
 }

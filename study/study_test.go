@@ -114,7 +114,7 @@ func TestCommandLines(t *testing.T) {
 				r := &Runner{Quick: quick}
 				for _, s := range st.Settings {
 					for _, topo := range []string{"", st.RefTopo} {
-						run := st.runOf(row, s, r.length(row.Length, false), topo)
+						run := st.runOf(row, s, r.length(row.Length, false), r.window(row.Length), topo)
 						checkRun(t, run)
 					}
 				}

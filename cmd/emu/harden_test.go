@@ -98,6 +98,8 @@ func TestHardening(t *testing.T) {
 		{"rtapp -d NaN", r("-workload", "rtapp", "-f", example, "-d", "NaN"), 2, "-d: "},
 		{"rtapp -d Inf", r("-workload", "rtapp", "-f", example, "-d", "Inf"), 2, "-d: "},
 		{"-trace-window -1s", r("-workload", "pipe", "-l", "10", "-trace-window", "-1s"), 2, "-trace-window: "},
+		{"-window-from -1s", r("-workload", "pipe", "-l", "10", "-window-from", "-1s"), 2, "-window-from: "},
+		{"-window-from after the run", r("-workload", "pipe", "-l", "10", "-window-from", "1s"), 2, "-window-from: no measurement window"},
 		{"spec latency 1e300", []string{"topo", spec("lat.yaml", "l2: {value: 45,", "l2: {value: 1e300,")}, 2, "latency_ns.l2.value"},
 		{"spec source without a tag", []string{"topo", spec("tag.yaml", `l2: {value: 45, source: "[E] by`, `l2: {value: 45, source: "by`)}, 2, "latency_ns.l2.source"},
 		{"-features empty", r("-workload", "pipe", "-l", "10", "-features", ""), 2, "-features: empty"},

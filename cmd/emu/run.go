@@ -87,6 +87,7 @@ type runFlags struct {
 	lines                              int
 	trace                              string
 	traceWindow                        time.Duration
+	windowFrom                         time.Duration
 	cpuprofile, fgprofFile, memFile    string
 	ndjson                             string
 }
@@ -448,6 +449,7 @@ func (f *runFlags) declareRun(fs *flag.FlagSet) {
 	fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
 	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
+	fs.DurationVar(&f.windowFrom, "window-from", 0, "measure -json's counters, profile and lkp metrics over a window of virtual time, from this time (perf stat -D) to the first task's exit, as lkp's minutes-long runs average a steady state (0: the whole run)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 	fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 	fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
@@ -480,6 +482,9 @@ func planRun(f *runFlags, st *setup, stdout, stderr io.Writer) (*runPlan, error)
 	}
 	if f.lines < 0 || f.lines > 1<<20 {
 		return nil, usagef("-lines: %d is out of range (allowed: 0 to %d lines)", f.lines, 1<<20)
+	}
+	if f.windowFrom < 0 || f.windowFrom > bench.MaxSeconds*time.Second {
+		return nil, usagef("-window-from: %v is out of range (allowed: 0, the whole run, up to %ds of virtual time)", f.windowFrom, bench.MaxSeconds)
 	}
 	var cpus []int
 	if f.profileCPUs != "" {
@@ -540,6 +545,9 @@ func (p *runPlan) execute(stderr io.Writer) (res *bench.Result, hostSec float64,
 	cfg.CallChains = f.profile || f.profileCPUs != "" || f.perfScript != "" || f.pprofFile != ""
 	if f.trace != "" {
 		cfg.TraceWindow = int64(f.traceWindow)
+	}
+	if f.windowFrom > 0 {
+		cfg.Window = &bench.Window{From: int64(f.windowFrom)}
 	}
 	host0 := time.Now()
 	var prog *progress
@@ -692,13 +700,12 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 	}
 	id := hwmodel.CPUIDIdentity()
 	hostname, _ := os.Hostname()
-	cs := s.Counters()
-	keys := make([]string, 0, len(cs))
-	for k := range cs {
-		keys = append(keys, k)
+	cs, prof := s.Counters(), s.Profile(nil)
+	lkp := bench.LKPStats(st.spec.Name, report.String())
+	if win := res.Window; win != nil {
+		cs, prof = win.Counters(), win.Profile(-1)
+		lkp = bench.WindowLKPStats(st.spec.Name, lkp, win, res.Workload)
 	}
-	sort.Strings(keys)
-	prof := s.Profile(nil)
 	if len(prof) > 40 {
 		prof = prof[:40]
 	}
@@ -720,7 +727,7 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"counters":    cs,
 		"profile":     prof,
 	}
-	if lkp := bench.LKPStats(st.spec.Name, report.String()); lkp != nil {
+	if lkp != nil {
 		out["lkp"] = lkp
 	}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {

@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"maps"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+// A measurement window is the part of a run the numbers are read over:
+// perf stat -D's delay at its start, and at its end the first task's
+// exit. The kernel test robot's rows are averages over 60-300 s runs,
+// where the start (fork placement, PELT and the balancer settling) and
+// the end (groups finishing one by one on uneven runqueues) are a few
+// per cent of the time; an emulated run of a fraction of a second is all
+// start and end unless the numbers are read between them. After the
+// first exit the load is no longer the one configured (fewer tasks, the
+// finished group's CPU idle), so the window ends there.
+//
+// Snapshots are taken at chunk boundaries (Chunk, 1 ms of virtual
+// time), which are the same on every run and every driver, so a window's
+// numbers are as deterministic as the run's. The window is [the first
+// boundary at or after From, the last boundary before the first exit],
+// or the run's end when no task exits.
+
+// Window asks for a measurement window from From ns of virtual time.
+type Window struct{ From int64 }
+
+// Snapshot is the machine's cumulative numbers at one chunk boundary.
+type Snapshot struct {
+	At int64 // virtual ns
+	// Counters is Sim.Counters() then (cumulative "sched.*" counts).
+	Counters            map[string]float64
+	Wakeups, Migrations int64
+	Vol, Invol          int64 // the tasks' nr_voluntary/involuntary_switches
+	// Profile is the machine's profile, Nodes each NUMA node's (nil on
+	// one node).
+	Profile []emu.ProfileEntry
+	Nodes   [][]emu.ProfileEntry
+	// Units is the workload's work done (Windowed), 0 for others.
+	Units float64
+}
+
+// Windowed is implemented by workloads whose lkp metrics a window can
+// read: Units is the work done so far (hackbench: messages written),
+// read at chunk boundaries, and WindowLKP lkp's metrics (unprefixed
+// keys, as LKPParse returns them) of a run that went on at perSec units
+// a second throughout.
+type Windowed interface {
+	Units() float64
+	WindowLKP(perSec float64) map[string]float64
+}
+
+// WindowResult is a run's window: its first and last snapshots.
+type WindowResult struct{ Start, End *Snapshot }
+
+// Sec is the window's length in virtual seconds.
+func (r *WindowResult) Sec() float64 { return float64(r.End.At-r.Start.At) / 1e9 }
+
+// snapshot reads s at a chunk boundary.
+func snapshot(s *emu.Sim, w Workload) *Snapshot {
+	sn := &Snapshot{At: s.Now(), Counters: s.Counters(), Profile: s.Profile(nil)}
+	for _, t := range s.Tasks() {
+		sn.Wakeups += t.Stats.NrWakeups
+		sn.Migrations += t.Stats.NrMigrations
+		sn.Vol += t.Stats.NrVolSwitch
+		sn.Invol += t.Stats.NrInvolSwitch
+	}
+	if nodes := s.Machine().Nodes; len(nodes) > 1 {
+		for _, cpus := range nodes {
+			sn.Nodes = append(sn.Nodes, s.Profile(cpus))
+		}
+	}
+	if u, ok := w.(Windowed); ok {
+		sn.Units = u.Units()
+	}
+	return sn
+}
+
+// anyExited reports whether a task of s has exited.
+func anyExited(s *emu.Sim) bool {
+	for _, t := range s.Tasks() {
+		if t.ExitedAt() >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// windowWatch follows a run's chunk boundaries for its window.
+type windowWatch struct {
+	from  int64
+	start *Snapshot
+	last  *Snapshot // the latest boundary before any exit
+	ended bool
+}
+
+// boundary is called at every chunk boundary (and at the run's end).
+func (ww *windowWatch) boundary(s *emu.Sim, w Workload) {
+	if ww.ended || s.Now() < ww.from {
+		return
+	}
+	if anyExited(s) {
+		ww.ended = true
+		return
+	}
+	sn := snapshot(s, w)
+	if ww.start == nil {
+		ww.start = sn
+	}
+	ww.last = sn
+}
+
+// result is the window, or an error saying why the run has none.
+func (ww *windowWatch) result() (*WindowResult, error) {
+	if ww.start == nil {
+		return nil, flagErr("-window-from", "no measurement window: a task exited, or the run ended, before %.3f ms of virtual time (allowed: a time before the first exit)", float64(ww.from)/1e6)
+	}
+	if ww.last.At-ww.start.At < Chunk {
+		return nil, flagErr("-window-from", "no measurement window: from %.3f ms, the first task exited within %d ms (allowed: a time before the first exit)", float64(ww.from)/1e6, Chunk/1_000_000)
+	}
+	return &WindowResult{Start: ww.start, End: ww.last}, nil
+}
+
+// Counters is Sim.Counters() over the window: every "sched.*" count
+// differenced, the rates over the window's time, run.virtual_sec the
+// window's length; the engine's "run.*" statistics stay the whole run's.
+func (r *WindowResult) Counters() map[string]float64 {
+	c := map[string]float64{}
+	for k, v := range r.End.Counters {
+		c[k] = v
+		if len(k) > 6 && k[:6] == "sched." {
+			c[k] = v - r.Start.Counters[k]
+		}
+	}
+	sec := r.Sec()
+	c["rate.wakeups_per_sec"] = float64(r.End.Wakeups-r.Start.Wakeups) / sec
+	c["rate.migrations_per_sec"] = float64(r.End.Migrations-r.Start.Migrations) / sec
+	c["rate.context_switches_per_sec"] = c["sched.NrSwitches"] / sec
+	c["run.virtual_sec"] = sec
+	c["run.window_from_sec"] = float64(r.Start.At) / 1e9
+	c["run.window_to_sec"] = float64(r.End.At) / 1e9
+	return c
+}
+
+// Profile is the profile over the window (node -1: the machine's, else
+// that node's), largest first, with the shares recomputed.
+func (r *WindowResult) Profile(node int) []emu.ProfileEntry {
+	a, b := r.Start.Profile, r.End.Profile
+	if node >= 0 {
+		a, b = r.Start.Nodes[node], r.End.Nodes[node]
+	}
+	return emu.ProfileDiff(b, a)
+}
+
+// Switches are the tasks' voluntary and involuntary switches in the window.
+func (r *WindowResult) Switches() (vol, invol int64) {
+	return r.End.Vol - r.Start.Vol, r.End.Invol - r.Start.Invol
+}
+
+// LKP is the workload's lkp metrics at the window's rate (nil for a
+// workload that is not Windowed).
+func (r *WindowResult) LKP(w Workload) map[string]float64 {
+	u, ok := w.(Windowed)
+	if !ok {
+		return nil
+	}
+	return u.WindowLKP((r.End.Units - r.Start.Units) / r.Sec())
+}
+
+// WindowLKPStats is lkp's stats of a run (LKPStats) with the keys the
+// window reads (WindowResult.LKP) at the window's rate, prefixed as
+// LKPStats prefixes them; keys the window does not read stay the whole
+// run's (hackbench's throughput_worst, for instance).
+func WindowLKPStats(workload string, whole map[string]float64, r *WindowResult, w Workload) map[string]float64 {
+	win := r.LKP(w)
+	if len(win) == 0 {
+		return whole
+	}
+	out := maps.Clone(whole)
+	if out == nil {
+		out = map[string]float64{}
+	}
+	maps.Copy(out, LKPPrefixed(LKPProgram(workload), win))
+	return out
+}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rqemu/rqemu/emu"
+)
+
+// windowRun runs a workload on topo with a measurement window from from
+// ns (serial or parallel driver).
+func windowRun(t *testing.T, topo, driver string, from int64, name string, args ...string) (*Result, error) {
+	t.Helper()
+	m := machine(t, topo)
+	w, err := build(m, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := emu.ParseFeatures("v6.6-eevdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Execute(w, RunConfig{Machine: m, Features: f, Seed: 1, Driver: driver, Window: &Window{From: from}})
+}
+
+// TestWindowHackbench: hackbench's window starts at the first chunk
+// boundary at or after From and ends at the last one before the first
+// exit (the trace's first sched_process_exit), and its numbers are the
+// differences of the snapshots: switches, the profile's time (every
+// CPU's time in the window, idle included) and lkp's throughput from the
+// messages written in it.
+func TestWindowHackbench(t *testing.T) {
+	args := []string{"-g", "4", "-f", "10", "-l", "200", "-s", "100"}
+	res, err := windowRun(t, "hikey-8", "serial", 1_500_000, "hackbench", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	win := res.Window
+	if win.Start.At != 2*Chunk {
+		t.Errorf("window starts at %d ns, want the first boundary after 1.5 ms, %d", win.Start.At, 2*Chunk)
+	}
+	if win.End.At%Chunk != 0 || win.End.At <= win.Start.At {
+		t.Fatalf("window ends at %d ns, not a chunk boundary after its start %d", win.End.At, win.Start.At)
+	}
+	first := int64(math.MaxInt64)
+	for _, task := range res.Sim.Tasks() {
+		if e := task.ExitedAt(); e >= 0 {
+			first = min(first, e)
+		}
+	}
+	if win.End.At > first || first-win.End.At > Chunk {
+		t.Errorf("window ends at %d ns, the first exit is at %d: want the last boundary before it", win.End.At, first)
+	}
+	c := win.Counters()
+	if got, want := c["sched.NrSwitches"], win.End.Counters["sched.NrSwitches"]-win.Start.Counters["sched.NrSwitches"]; got != want || got <= 0 {
+		t.Errorf("window switches %v, want %v > 0", got, want)
+	}
+	if total := res.Sim.Counters()["sched.NrSwitches"]; c["sched.NrSwitches"] >= total {
+		t.Errorf("window switches %v not below the run's %v", c["sched.NrSwitches"], total)
+	}
+	if got, want := c["rate.context_switches_per_sec"], c["sched.NrSwitches"]/win.Sec(); got != want {
+		t.Errorf("window switch rate %v, want %v", got, want)
+	}
+	// Every CPU's time in the window is in the window's profile, within
+	// the part of an action that crosses a boundary (a few us per CPU).
+	var ns int64
+	for _, p := range win.Profile(-1) {
+		ns += p.NS
+	}
+	cpus := int64(len(res.Sim.Machine().CPUs))
+	if want := cpus * (win.End.At - win.Start.At); math.Abs(float64(ns-want)) > 0.02*float64(want) {
+		t.Errorf("window profile holds %d ns, want the CPUs' %d ns within 2%%", ns, want)
+	}
+	// lkp's throughput at the window's message rate: the whole run's
+	// formula (tasks x loops x datasize >> 10 over Time) with the window's
+	// messages over its time.
+	msgs := win.End.Units - win.Start.Units
+	if msgs <= 0 {
+		t.Fatalf("no messages written in the window: %v", msgs)
+	}
+	want := msgs / win.Sec() * 2 * 100 / (10 * 1024)
+	lkp := WindowLKPStats("hackbench", LKPStats("hackbench", report(t, res)), win, res.Workload)
+	if got := lkp["hackbench.throughput"]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("window hackbench.throughput %v, want %v", got, want)
+	}
+	if lkp["hackbench.throughput_worst"] == 0 {
+		t.Errorf("the whole run's other lkp keys are lost: %v", lkp)
+	}
+}
+
+// report is a finished run's report.
+func report(t *testing.T, res *Result) string {
+	t.Helper()
+	var b strings.Builder
+	if err := res.Workload.Report(&b, res.Sim); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestWindowDriversAgree: the window's numbers are the same bytes under
+// both drivers (its boundaries are the chunks', the same on every run).
+func TestWindowDriversAgree(t *testing.T) {
+	var got [2]string
+	for i, d := range []string{"serial", "parallel"} {
+		res, err := windowRun(t, "xeon-e5-2x10", d, 1_000_000, "hackbench", "-g", "8", "-l", "120")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = fmt.Sprint(res.Window.Counters(), res.Window.Profile(-1), res.Window.Profile(1))
+	}
+	if got[0] != got[1] {
+		t.Errorf("serial and parallel windows differ:\n%s\n%s", got[0], got[1])
+	}
+}
+
+// TestWindowNone: a window that would start after the first exit, or
+// after a duration-bound run's end, is an error that says so.
+func TestWindowNone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"hackbench", []string{"-g", "2", "-l", "20"}},
+		{"netperf", []string{"-t", "UDP_RR", "-nr", "4", "-l", "0.003"}},
+	} {
+		_, err := windowRun(t, "spr-1s", "serial", 50_000_000, tc.name, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), "no measurement window") {
+			t.Errorf("%s %v: err %v, want no measurement window", tc.name, tc.args, err)
+		}
+	}
+}
+
+// TestWindowDurationBound: a run whose tasks do not exit (netperf -l)
+// measures from From to its end.
+func TestWindowDurationBound(t *testing.T) {
+	res, err := windowRun(t, "spr-1s", "serial", 1_000_000, "netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Window.Start.At != Chunk || res.Window.End.At != res.Sim.Now() {
+		t.Errorf("window %d-%d ns, want %d to the run's end %d", res.Window.Start.At, res.Window.End.At, Chunk, res.Sim.Now())
+	}
+	if r := res.Window.Counters()["rate.wakeups_per_sec"]; !(r > 0) {
+		t.Errorf("window wakeup rate %v", r)
+	}
+}
