@@ -57,6 +57,9 @@ type recordConfig struct {
 	// Sched are the tunables in force (those the kernel has), by their
 	// -sched names: emu plot -x and -by read them as axes.
 	Sched map[string]uint64 `json:"sched,omitempty"`
+	// WindowFromSec is -window-from (s): the counters, profile and lkp
+	// keys are the window's.
+	WindowFromSec float64 `json:"window_from_sec,omitempty"`
 }
 
 type hostInfo struct {
@@ -102,7 +105,8 @@ func newRecord(o *study.Outcome, driver string) *record {
 	}
 	return &record{
 		Config: recordConfig{Topo: o.Run.Topo, CPUs: o.CPUs, Features: o.Run.Features, Workload: o.Run.Workload,
-			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched},
+			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched,
+			WindowFromSec: o.Run.WindowFrom},
 		Seed: o.Seed, Host: h, Complete: o.Complete, Interrupted: o.Interrupted, Result: o.Metrics, LKP: o.LKP, Report: o.Report, Counters: o.Counters,
 		Profile: prof, Histograms: o.Histograms,
 	}
@@ -262,7 +266,7 @@ func (r *record) axis(name string) string {
 
 // appendRunRecord appends emu run's result to an NDJSON file.
 func appendRunRecord(path string, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
-	run := study.Run{Topo: st.m.Name, Features: featSpec, Workload: st.spec.Name, Args: workloadArgs(st)}
+	run := study.Run{Topo: st.m.Name, Features: featSpec, Workload: st.spec.Name, Args: workloadArgs(st), WindowFrom: f.windowFrom.Seconds()}
 	o := study.Summarize(run, f.seed, res)
 	o.HostSec = hostSec
 	o.EpochNS = epochNS(f.epoch, res.Sim)

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -416,6 +418,17 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(res.Sim.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
+	if win := res.Window; win != nil {
+		c := win.Counters()
+		fmt.Fprintf(stderr, "emu: window %.3f-%.3f s (-window-from to the first exit): %.0f context switches/s, %.0f migrations/s, %.0f wakeups/s",
+			c["run.window_from_sec"], c["run.window_to_sec"], c["rate.context_switches_per_sec"], c["rate.migrations_per_sec"], c["rate.wakeups_per_sec"])
+		if lkp := win.LKP(res.Workload); lkp != nil {
+			for _, k := range slices.Sorted(maps.Keys(lkp)) {
+				fmt.Fprintf(stderr, ", %s.%s %.0f", bench.LKPProgram(st.spec.Name), k, lkp[k])
+			}
+		}
+		fmt.Fprintln(stderr)
+	}
 	if res.Interrupted {
 		if profErr != nil {
 			fmt.Fprintln(stderr, "emu:", profErr)
@@ -449,7 +462,7 @@ func (f *runFlags) declareRun(fs *flag.FlagSet) {
 	fs.IntVar(&f.lines, "lines", 0, "print the N most contended shared lines after the result (stall, busy time, accesses, transfers by distance class), as perf c2c ranks cachelines")
 	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
-	fs.DurationVar(&f.windowFrom, "window-from", 0, "measure -json's counters, profile and lkp metrics over a window of virtual time, from this time (perf stat -D) to the first task's exit, as lkp's minutes-long runs average a steady state (0: the whole run)")
+	fs.DurationVar(&f.windowFrom, "window-from", 0, "measure the counters, profile and lkp metrics of -json and -o over a window of virtual time, from this time (perf stat -D) to the first task's exit, as lkp's minutes-long runs average a steady state (0: the whole run)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 	fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 	fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
@@ -726,6 +739,9 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 		"report":      report.String(),
 		"counters":    cs,
 		"profile":     prof,
+	}
+	if f.windowFrom > 0 {
+		out["config"].(map[string]any)["window_from_sec"] = f.windowFrom.Seconds()
 	}
 	if lkp != nil {
 		out["lkp"] = lkp

@@ -319,3 +319,40 @@ func TestReproduceTgloadShape(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWindow: -window-from reads -json's counters and lkp's
+// throughput over the window and says so in config and on stderr; the
+// report stays the whole run's.
+func TestRunWindow(t *testing.T) {
+	args := []string{"run", "-topo", "hikey-8", "-workload", "hackbench", "-g", "4", "-f", "10", "-l", "200", "-progress=false", "-json"}
+	_, whole, _ := runEmu(args...)
+	code, out, errs := runEmu(append(args, "-window-from", "1500us")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var w, a struct {
+		Config   map[string]any     `json:"config"`
+		Report   string             `json:"report"`
+		Counters map[string]float64 `json:"counters"`
+		LKP      map[string]float64 `json:"lkp"`
+	}
+	if err := json.Unmarshal([]byte(out), &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(whole), &a); err != nil {
+		t.Fatal(err)
+	}
+	if w.Config["window_from_sec"] != 0.0015 || w.Counters["run.window_from_sec"] != 0.002 || !(w.Counters["run.window_to_sec"] > 0.002) {
+		t.Errorf("window config %v, counters from %v to %v", w.Config["window_from_sec"], w.Counters["run.window_from_sec"], w.Counters["run.window_to_sec"])
+	}
+	if w.Report != a.Report {
+		t.Errorf("the window changed the report:\n%s\nvs\n%s", w.Report, a.Report)
+	}
+	if !(w.Counters["sched.NrSwitches"] < a.Counters["sched.NrSwitches"]) || w.LKP["hackbench.throughput"] == a.LKP["hackbench.throughput"] {
+		t.Errorf("window switches %v (whole %v), throughput %v (whole %v)", w.Counters["sched.NrSwitches"], a.Counters["sched.NrSwitches"],
+			w.LKP["hackbench.throughput"], a.LKP["hackbench.throughput"])
+	}
+	if !strings.Contains(errs, "emu: window 0.002-") || !strings.Contains(errs, "hackbench.throughput") {
+		t.Errorf("stderr lacks the window line: %s", errs)
+	}
+}
