@@ -31,7 +31,6 @@ type Snapshot struct {
 	// Counters is Sim.Counters() then (cumulative "sched.*" counts).
 	Counters            map[string]float64
 	Wakeups, Migrations int64
-	Vol, Invol          int64 // the tasks' nr_voluntary/involuntary_switches
 	// Profile is the machine's profile, Nodes each NUMA node's (nil on
 	// one node).
 	Profile []emu.ProfileEntry
@@ -62,8 +61,6 @@ func snapshot(s *emu.Sim, w Workload) *Snapshot {
 	for _, t := range s.Tasks() {
 		sn.Wakeups += t.Stats.NrWakeups
 		sn.Migrations += t.Stats.NrMigrations
-		sn.Vol += t.Stats.NrVolSwitch
-		sn.Invol += t.Stats.NrInvolSwitch
 	}
 	if nodes := s.Machine().Nodes; len(nodes) > 1 {
 		for _, cpus := range nodes {
@@ -154,7 +151,8 @@ func (r *WindowResult) Profile(node int) []emu.ProfileEntry {
 
 // Switches are the tasks' voluntary and involuntary switches in the window.
 func (r *WindowResult) Switches() (vol, invol int64) {
-	return r.End.Vol - r.Start.Vol, r.End.Invol - r.Start.Invol
+	c := r.Counters()
+	return int64(c["sched.nr_voluntary_switches"]), int64(c["sched.nr_involuntary_switches"])
 }
 
 // LKP is the workload's lkp metrics at the window's rate (nil for a

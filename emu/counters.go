@@ -4,7 +4,7 @@ import "reflect"
 
 // Counters are the run's machine-wide numbers, by name: every exported
 // int64 counter of RQStats summed over the CPUs ("sched.NAME"), the tasks'
-// migrations, the per-second rates of wakeups, migrations and context
+// migrations and voluntary and involuntary switches, the per-second rates of wakeups, migrations and context
 // switches over the virtual time run ("rate.*"), and the engine's own
 // statistics ("run.*": run.accesses is the shared-line accesses the weave
 // served, the engine's unit of work). The names are the -json and NDJSON counter keys
@@ -23,13 +23,19 @@ func (s *Sim) Counters() map[string]float64 {
 		}
 	}
 	switches := c["sched.NrSwitches"]
-	var mig, wakeups int64
+	var mig, wakeups, vol, invol int64
 	for _, t := range s.Tasks() {
 		mig += t.Stats.NrMigrations
 		wakeups += t.Stats.NrWakeups
+		vol += t.Stats.NrVolSwitch
+		invol += t.Stats.NrInvolSwitch
 	}
 	sec := float64(max(s.Now(), 1)) / 1e9
 	c["sched.nr_migrations"] = float64(mig)
+	// /proc/PID/status's voluntary_ctxt_switches and
+	// nonvoluntary_ctxt_switches, summed over the tasks.
+	c["sched.nr_voluntary_switches"] = float64(vol)
+	c["sched.nr_involuntary_switches"] = float64(invol)
 	c["rate.wakeups_per_sec"] = float64(wakeups) / sec
 	c["rate.migrations_per_sec"] = float64(mig) / sec
 	c["rate.context_switches_per_sec"] = switches / sec
