@@ -35,7 +35,12 @@ var (
 	// stressNGLen: sem's and switch's ops take microseconds.
 	stressNGLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
 	// lkpHackbenchLen: lkp's -l 60000 at 50% of 128 CPUs is minutes;
-	// 200 loops of 64 groups is about two minutes of host time.
+	// 200 loops of 64 groups is about two minutes of host time. The rows
+	// are measured over the whole run, start and tail included (stop 49
+	// measured them over a window, -window-from 10ms to the first exit:
+	// the note has the numbers; the pipe rows' first sender exits before
+	// 10 ms at this length, and the socket rows' window still holds the
+	// placement's settling).
 	lkpHackbenchLen = Length{Default: 200, Quick: 20, Int: true, Unit: "loops (hackbench -l; lkp: 30000 * nr_cpu / groups)"}
 )
 

@@ -25,3 +25,4 @@ func TestIdleCountsTheIdleLoop(t *testing.T) {
 		}
 	}
 }
+

@@ -359,6 +359,9 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	seenLen := map[string]bool{}
 	for _, row := range rows {
 		l := r.length(row.Length, false) + " " + row.Length.Unit
+		if win := r.window(row.Length); win > 0 {
+			l += fmt.Sprintf(", measured from %s to the first exit (-window-from)", time.Duration(win*1e9))
+		}
 		if !seenLen[l] {
 			seenLen[l] = true
 			lens = append(lens, l)

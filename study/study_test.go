@@ -472,3 +472,38 @@ func TestInterruptedTable(t *testing.T) {
 		t.Errorf("the unfinished row is in the table:\n%s", text)
 	}
 }
+
+// TestRowWindow: a row whose Length has a Window is run with
+// -window-from at the default scale and whole at -quick (QuickWindow 0);
+// the length line says so, and a windowed run is a different run (key)
+// from the same run measured whole.
+func TestRowWindow(t *testing.T) {
+	st := &Study{Name: "w", Settings: []Setting{{"base", "v6.6-eevdf"}},
+		Rows: []Row{{Label: "r", Topo: "hikey-8", Workload: "hackbench", Args: []string{"-l", "{L}"},
+			Length: Length{Default: 200, Quick: 20, Int: true, Unit: "loops", Window: 0.002}}}}
+	for _, quick := range []bool{false, true} {
+		r := &Runner{Quick: quick}
+		for _, p := range r.plan(st) {
+			want := !quick
+			if got := p.run.WindowFrom == 0.002; got != want {
+				t.Errorf("quick %v: window %v, want 0.002: %v", quick, p.run.WindowFrom, want)
+			}
+			if got := strings.HasSuffix(p.run.CommandLine(), " -window-from 2ms"); got != want {
+				t.Errorf("quick %v: %q ends with -window-from 2ms: %v, want %v", quick, p.run.CommandLine(), got, want)
+			}
+			whole := p.run
+			whole.WindowFrom = 0
+			if want && whole.key(1) == p.run.key(1) {
+				t.Errorf("%s: the windowed run has the whole run's key", p.run.CommandLine())
+			}
+		}
+	}
+	var out strings.Builder
+	r := &Runner{Out: &out, Seed: 1}
+	if _, err := r.grid(st); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "200 loops, measured from 2ms to the first exit (-window-from)") {
+		t.Errorf("the length line does not name the window:\n%s", out.String())
+	}
+}
