@@ -25,4 +25,3 @@ func TestIdleCountsTheIdleLoop(t *testing.T) {
 		}
 	}
 }
-
