@@ -299,9 +299,13 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	waker := s.cpus[op.from]
 	p := op.task
 	if op.trace > 0 {
-		for i := int(op.trace - 1); i < len(waker.trace); i++ {
+		first := int(op.trace - 1)
+		for i := first; i < len(waker.trace); i++ {
 			r := &waker.trace[i]
-			if !r.pending || r.task != p {
+			if !r.pending || r.task != p || i > first && r.kind == trWaking {
+				// The next pending sched_waking of p is another
+				// try_to_wake_up() of the waker's, which its claim
+				// decides (dropped if this one won).
 				break
 			}
 			if r.kind != trMigrate || moved {
