@@ -23,6 +23,7 @@ const (
 	opSetNrIdleScan               // sd_llc_shared->nr_idle_scan = val (target: LLC id)
 	opPull                        // load balancing: pull tasks (pull.go)
 	opKickILB                     // nohz_balancer_kick(): kick the idle load balancer
+	opRunnable                    // a waker's ttwu_runnable() of task on target, found at its wait (hold.go: lateRace)
 )
 
 // remoteOp is a posted cross-CPU change. Owned by the posting CPU until
@@ -137,6 +138,8 @@ func (s *Sim) applyOp(op *remoteOp) {
 		s.doPull(op)
 	case opKickILB:
 		s.kickILB(op)
+	case opRunnable:
+		s.ttwuRunnable(s.cpus[op.target], op.task, op.pendingSig())
 	}
 }
 
