@@ -47,6 +47,9 @@ type remoteOp struct {
 	// trCtx: the waker's context, for a wakeup decided at the barrier.
 	trace int32
 	trCtx traceWho
+	// sent: for a wakeup the barrier completes for its waker (ttwuRaced),
+	// the signal's time, when its try_to_wake_up() began (0: t).
+	sent int64
 	// locked: opWake on the direct path: the waker took the target's rq
 	// lock and logged ttwu_do_activate()'s accesses to the target's
 	// lines in its own epoch (ttwu.go: tryToWakeUp).

@@ -334,15 +334,22 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	}
 	fl, pc := uint8(tfIrqsOff), uint8(3)
 	ctx := op.trCtx
-	waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
+	// try_to_wake_up() logs sched_waking when it begins, at the
+	// signal, and the rest after smp_cond_load_acquire(&p->on_cpu,
+	// !VAL): after the wakee's switch out.
+	waking, at := op.t, max(op.t, p.offCPUAt+1)
+	if op.sent > 0 {
+		waking = op.sent
+	}
+	waker.traceAppend(traceRec{t: waking, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
 	if moved {
-		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
+		waker.traceAppend(traceRec{t: at, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
 	}
 	if !op.wakelist {
 		if s.tun.Schedstats {
-			waker.traceAppend(traceRec{t: op.t, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: op.t - p.sleptAt})
+			waker.traceAppend(traceRec{t: at, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: at - p.sleptAt})
 		}
-		waker.traceAppend(traceRec{t: op.t, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
+		waker.traceAppend(traceRec{t: at, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
 	}
 }
 

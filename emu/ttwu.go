@@ -394,6 +394,7 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 	}
 	c := *op
 	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, prev, -1, false, false, false, false
+	c.sent = op.t
 	waker.atBarrierLogged(func() {
 		waker.cost(hwmodel.OpTTWU)
 		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, prev, true) {
