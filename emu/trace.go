@@ -501,16 +501,18 @@ func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
 		// sched_balance_newidle() runs inside __schedule(), in the
 		// task going to sleep, before the switch: the model balances
 		// at the barrier, after its switch to idle, so the pull is
-		// logged at that switch, ahead of it, in its prev's context.
-		for i := len(actor.trace) - 1; i >= 0; i-- {
+		// logged at that switch, ahead of it, in its prev's context:
+		// the CPU's last switch, which may fall in the epoch before
+		// (its balance ran past the epoch's end).
+		for i := len(actor.trace) - 1; i >= 0 && actor.trace[i].t > s.epochStart-traceScanBack; i-- {
 			r := &actor.trace[i]
-			if r.t < s.epochStart {
-				break
+			if r.kind != trSwitch || r.pending {
+				continue
 			}
-			if r.kind == trSwitch && r.next.task == nil && !r.next.stopper && r.ctx.task != nil && !r.pending {
+			if r.next.task == nil && !r.next.stopper && r.ctx.task != nil {
 				t, ctx, pre = r.t, r.ctx, true
-				break
 			}
+			break
 		}
 	}
 	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, pre: pre, ctx: ctx, task: p, cpu: src, dest: dst})
