@@ -44,7 +44,8 @@ type remoteOp struct {
 	stamp    int64 // opWake, opSignal: the signal's stamp
 	cpus     []int // opAffinity
 	// trace: the waker's first pending trace record + 1 (0: none);
-	// trCtx: the waker's context, for a wakeup decided at the barrier.
+	// trCtx: the waker's context, for a wakeup decided at the barrier
+	// and for a signal a lost claim leaves pending (claimWake).
 	trace int32
 	trCtx traceWho
 	// sent: for a wakeup the barrier completes for its waker (ttwuRaced),
