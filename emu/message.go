@@ -143,7 +143,9 @@ func (s *Sim) applyOp(op *remoteOp) {
 	case opKickILB:
 		s.kickILB(op)
 	case opRunnable:
-		s.ttwuRunnable(s.cpus[op.target], op.task, op.pendingSig())
+		rq := s.cpus[op.target]
+		s.touch(rq)
+		s.ttwuRunnable(rq, op.task, op.pendingSig())
 	}
 }
 
