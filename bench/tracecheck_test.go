@@ -428,6 +428,7 @@ var traceLoads = []traceLoad{
 	{"messaging", "hikey-8", []string{"messaging", "-g", "1", "-l", "50"}, "Z", nil, true},
 	{"pipe", "hikey-8", []string{"pipe", "-l", "500"}, "Z", nil, false},
 	{"schbench", "hikey-8", []string{"schbench", "-m", "1", "-t", "4", "-r", "1"}, "", nil, false},
+	{"schbench-m2", "hikey-8", []string{"schbench", "-m", "2", "-t", "4", "-r", "1"}, "", nil, false},
 	{"netperf", "hikey-8", []string{"netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.005"}, "", nil, false},
 	{"sysbench", "hikey-8", []string{"sysbench", "--threads=2", "--time=0.005", "oltp_read_write", "run"}, "", nil, false},
 	// The hoppers only move (sched_setaffinity(): the stopper's

@@ -490,7 +490,11 @@ func (rq *RQ) traceDrain(ipi bool) {
 // softirq with the busiest rq lock (count 1), or newidle balance inside
 // schedule() (count 2).
 func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
-	t := max(s.epochEnd, actor.now) // after the actor's last event: its context is its current task
+	// After the actor's last event (its context is its current task)
+	// and after p's switch out on src, which a CPU whose work ran past
+	// the epoch's end logged later than the barrier: can_migrate_task()
+	// leaves a task alone while task_on_cpu().
+	t := max(s.epochEnd, actor.now, p.offCPUAt+1)
 	if !s.traceAt(t) {
 		return
 	}
