@@ -381,6 +381,12 @@ func checkTrace(t *testing.T, evs []trEvent) *trCheck {
 // result and the ftrace text.
 func traceRun(t *testing.T, topo string, args ...string) (*Result, string) {
 	t.Helper()
+	return traceRunSeed(t, 1, topo, args...)
+}
+
+// traceRunSeed is traceRun at seed.
+func traceRunSeed(t *testing.T, seed uint64, topo string, args ...string) (*Result, string) {
+	t.Helper()
 	m := machine(t, topo)
 	w, err := build(m, args[0], args[1:]...)
 	if err != nil {
@@ -390,7 +396,7 @@ func traceRun(t *testing.T, topo string, args ...string) (*Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: 1, Driver: "serial", Check: true, TraceWindow: 10 * maxVirtualNS})
+	res, err := Execute(w, RunConfig{Machine: m, Features: f, Seed: seed, Driver: "serial", Check: true, TraceWindow: 10 * maxVirtualNS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +410,7 @@ func traceRun(t *testing.T, topo string, args ...string) (*Result, string) {
 	return res, b.String()
 }
 
-var traceLoads = []struct {
+type traceLoad struct {
 	name, topo string
 	args       []string
 	exit       string // the prev_state of an exiting task: Z a process, X a thread
@@ -412,7 +418,9 @@ var traceLoads = []struct {
 	// forks: the tool's main process forks the tasks (TaskSpec.Parent):
 	// every sched_wakeup_new follows its sched_process_fork, in it.
 	forks bool
-}{
+}
+
+var traceLoads = []traceLoad{
 	{"hackbench", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50"}, "Z", nil, true},
 	{"hackbench-threads", "hikey-8", []string{"hackbench", "-g", "2", "-f", "4", "-l", "50", "-T"}, "X", nil, true},
 	{"hackbench-spr", "spr-2s", []string{"hackbench", "-g", "2", "-f", "5", "-l", "50"}, "Z", nil, true},
@@ -420,6 +428,7 @@ var traceLoads = []struct {
 	{"messaging", "hikey-8", []string{"messaging", "-g", "1", "-l", "50"}, "Z", nil, true},
 	{"pipe", "hikey-8", []string{"pipe", "-l", "500"}, "Z", nil, false},
 	{"schbench", "hikey-8", []string{"schbench", "-m", "1", "-t", "4", "-r", "1"}, "", nil, false},
+	{"schbench-m2", "hikey-8", []string{"schbench", "-m", "2", "-t", "4", "-r", "1"}, "", nil, false},
 	{"netperf", "hikey-8", []string{"netperf", "-t", "UDP_RR", "-nr", "4", "-l", "0.005"}, "", nil, false},
 	{"sysbench", "hikey-8", []string{"sysbench", "--threads=2", "--time=0.005", "oltp_read_write", "run"}, "", nil, false},
 	// The hoppers only move (sched_setaffinity(): the stopper's
@@ -438,54 +447,63 @@ func TestTraceConsistency(t *testing.T) {
 	}()
 	for _, l := range traceLoads {
 		t.Run(l.name, func(t *testing.T) {
-			res, text := traceRun(t, l.topo, l.args...)
-			evs := parseTrace(t, text)
-			c := checkTrace(t, evs)
-			for _, e := range c.errs {
-				t.Error(e)
-			}
-			events := l.events
-			if events == nil {
-				events = []string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new"}
-			}
-			events = append(events, "sched_stat_wait", "sched_stat_runtime")
-			for _, ev := range events {
-				if c.counts[ev] == 0 {
-					t.Errorf("no %s: %v", ev, c.counts)
-				}
-			}
-			if l.forks && (c.wakeupNewIdl != 0 || c.counts["sched_process_fork"] != c.counts["sched_wakeup_new"]) {
-				t.Errorf("%d sched_wakeup_new in <idle>, %d forks, %d sched_wakeup_new", c.wakeupNewIdl, c.counts["sched_process_fork"], c.counts["sched_wakeup_new"])
-			}
-			if l.exit != "" && c.counts["sched_process_exit"] != c.exitStates[l.exit] {
-				t.Errorf("%d sched_process_exit, %d exits", c.counts["sched_process_exit"], c.exitStates[l.exit])
-			}
-			if l.exit != "" && (c.counts["sched_process_free"] == 0 || c.counts["sched_process_free"] > c.counts["sched_process_exit"]) {
-				t.Errorf("%d sched_process_free for %d exits", c.counts["sched_process_free"], c.counts["sched_process_exit"])
-			}
-			if c.runChecked == 0 {
-				t.Error("no run interval to check sched_stat_runtime against")
-			}
-			if l.exit != "" && (c.exitStates[l.exit] == 0 || len(c.exitStates) != 1) {
-				t.Errorf("exits %v, want all %s", c.exitStates, l.exit)
-			}
-			comms := map[string]bool{}
-			for _, tk := range res.Sim.Tasks() {
-				comms[tk.Comm] = true
-			}
-			for _, bad := range []string{"-send", "-recv", "sched-msg", "-proc", "-msg", "-worker"} {
-				for comm := range comms {
-					if strings.Contains(comm, bad) {
-						t.Errorf("invented comm %q", comm)
-					}
-				}
-			}
+			res, c, n := checkLoad(t, l, 1)
 			pulls += c.newidlePulls
-			t.Logf("%v; %d wakings of running tasks; %d newidle pulls; exits %v; %d run intervals, the largest %d ns past its runtimes",
-				c.counts, c.wakeRunning, c.newidlePulls, c.exitStates, c.runChecked, c.maxGap)
-			traceCmdReport(t, res.Sim, len(evs))
+			traceCmdReport(t, res.Sim, n)
 		})
 	}
+}
+
+// checkLoad traces load l at seed and checks its trace: the kernel's
+// rules (checkTrace), the events it must show, its exits and comms. It
+// returns the run, the check and the number of events.
+func checkLoad(t *testing.T, l traceLoad, seed uint64) (*Result, *trCheck, int) {
+	t.Helper()
+	res, text := traceRunSeed(t, seed, l.topo, l.args...)
+	evs := parseTrace(t, text)
+	c := checkTrace(t, evs)
+	for _, e := range c.errs {
+		t.Error(e)
+	}
+	events := l.events
+	if events == nil {
+		events = []string{"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new"}
+	}
+	events = append(events, "sched_stat_wait", "sched_stat_runtime")
+	for _, ev := range events {
+		if c.counts[ev] == 0 {
+			t.Errorf("no %s: %v", ev, c.counts)
+		}
+	}
+	if l.forks && (c.wakeupNewIdl != 0 || c.counts["sched_process_fork"] != c.counts["sched_wakeup_new"]) {
+		t.Errorf("%d sched_wakeup_new in <idle>, %d forks, %d sched_wakeup_new", c.wakeupNewIdl, c.counts["sched_process_fork"], c.counts["sched_wakeup_new"])
+	}
+	if l.exit != "" && c.counts["sched_process_exit"] != c.exitStates[l.exit] {
+		t.Errorf("%d sched_process_exit, %d exits", c.counts["sched_process_exit"], c.exitStates[l.exit])
+	}
+	if l.exit != "" && (c.counts["sched_process_free"] == 0 || c.counts["sched_process_free"] > c.counts["sched_process_exit"]) {
+		t.Errorf("%d sched_process_free for %d exits", c.counts["sched_process_free"], c.counts["sched_process_exit"])
+	}
+	if c.runChecked == 0 {
+		t.Error("no run interval to check sched_stat_runtime against")
+	}
+	if l.exit != "" && (c.exitStates[l.exit] == 0 || len(c.exitStates) != 1) {
+		t.Errorf("exits %v, want all %s", c.exitStates, l.exit)
+	}
+	comms := map[string]bool{}
+	for _, tk := range res.Sim.Tasks() {
+		comms[tk.Comm] = true
+	}
+	for _, bad := range []string{"-send", "-recv", "sched-msg", "-proc", "-msg", "-worker"} {
+		for comm := range comms {
+			if strings.Contains(comm, bad) {
+				t.Errorf("invented comm %q", comm)
+			}
+		}
+	}
+	t.Logf("%v; %d wakings of running tasks; %d newidle pulls; exits %v; %d run intervals, the largest %d ns past its runtimes",
+		c.counts, c.wakeRunning, c.newidlePulls, c.exitStates, c.runChecked, c.maxGap)
+	return res, c, len(evs)
 }
 
 // traceCmdReport writes the trace.dat and, where trace-cmd is installed,

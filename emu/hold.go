@@ -33,7 +33,10 @@ import (
 //     (Sim.settleHolds), and the barrier repeats until none is held.
 //
 // A held CPU handles nothing after its check until it is settled, and its
-// clock stays at the check (catchUp leaves it). Simplified: a signal after
+// clock stays at the check (catchUp leaves it). The debt it pays when the
+// hold ends moves its check and dequeue later than the barrier took them:
+// the event that ends the hold settles the wait again at its clock
+// (lateRace). Simplified: a signal after
 // the epoch's end counts as after the dequeue, though the dequeue may fall
 // in the next epoch (a __schedule() prologue, 0.3-0.8 µs, after the check);
 // the dequeue comes that prologue after the check (OpSchedule) whatever
@@ -101,20 +104,64 @@ func (rq *RQ) unpark(t *Task) {
 		t.stamp = p.stamp
 		rq.schedule(false)
 	case holdSleep:
-		t.waitingOn = p.sem
-		rq.schedule(true)
 		// Signals that came after the barrier settled it (the CPU
-		// reached this event later, held up by debt) came after the
-		// dequeue too.
+		// reached this event later, held up by debt) join the late
+		// ones.
 		for p.sem.Pending() > 0 {
 			p.late = append(p.late, p.sem.sigs[p.sem.head])
 			p.sem.pop()
 		}
+		if rq.lateRace(t, &p) {
+			return
+		}
+		t.waitingOn = p.sem
+		rq.schedule(true)
 		for _, sig := range p.late {
 			rq.outbox = append(rq.outbox, remoteOp{kind: opSignal, t: sig.at, from: sig.from, task: t,
 				sem: p.sem, stamp: sig.stamp, flags: sig.flags, trCtx: sig.tr})
 		}
 	}
+}
+
+// lateRace settles again, at the event that ends a held wait (unpark), a
+// wait the barrier settled as a sleep when this CPU's clock has moved on
+// since the check: the debt it paid there (the weave's stall of its
+// epoch, a raced wakeup's work for its waker) is time before the dequeue
+// that resolveHold could not count. The kernel's order at the clock the
+// CPU now has (hold.go's doc): a late signal sent by then is seen by the
+// check, one sent by the dequeue a __schedule() prologue later is
+// ttwu_runnable() (core.c v6.6: try_to_wake_up()); the task does not
+// sleep, and the other late signals stay pending. Simplified: the whole
+// stall counts as before the check. It reports whether it settled the
+// wait.
+func (rq *RQ) lateRace(t *Task, p *parkedAction) bool {
+	check := rq.now
+	dequeue := check + rq.m.Cost(hwmodel.OpSchedule)
+	i := -1
+	for j := range p.late {
+		if p.late[j].at <= dequeue {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		return false
+	}
+	sig := p.late[i]
+	for j := range p.late {
+		if j != i {
+			p.sem.push(p.late[j])
+		}
+	}
+	t.stamp = sig.stamp
+	if sig.at <= check {
+		return true // holdConsume
+	}
+	// holdRunnable: the waker's ttwu_runnable() is paid at the barrier.
+	rq.outbox = append(rq.outbox, remoteOp{kind: opRunnable, t: sig.at, from: sig.from, task: t, target: rq.cpu,
+		sem: p.sem, stamp: sig.stamp, flags: sig.flags, trCtx: sig.tr})
+	rq.schedule(false)
+	return true
 }
 
 // resolveHold settles CPU rq's held wait at the barrier, which has every
@@ -133,7 +180,7 @@ func (s *Sim) resolveHold(rq *RQ) {
 	if i := sem.firstBy(dequeue); i >= 0 {
 		sig := sem.sigs[i]
 		p.outcome, p.stamp = holdRunnable, sem.take(i)
-		s.ttwuRunnable(rq, sig)
+		s.ttwuRunnable(rq, p.task, sig)
 		return
 	}
 	p.outcome = holdSleep
@@ -146,11 +193,11 @@ func (s *Sim) resolveHold(rq *RQ) {
 }
 
 // ttwuRunnable is the waker's side of core.c: ttwu_runnable() (v6.6;
-// ttwu_remote() in v5.15), paid as its debt: try_to_wake_up() finds the
-// task still queued, takes its rq lock (__task_rq_lock()), and sets it
-// running (ttwu_do_wakeup()); the wakee is curr, so no preemption check.
-func (s *Sim) ttwuRunnable(rq *RQ, sig semSig) {
-	p := rq.parked.task
+// ttwu_remote() in v5.15) of p on rq, paid as its debt: try_to_wake_up()
+// finds the task still queued, takes its rq lock (__task_rq_lock()), and
+// sets it running (ttwu_do_wakeup()); the wakee is curr, so no preemption
+// check.
+func (s *Sim) ttwuRunnable(rq *RQ, p *Task, sig semSig) {
 	p.Stats.NrWakeups++
 	if sig.from < 0 {
 		return

@@ -79,3 +79,76 @@ func TestWaitRacesSignal(t *testing.T) {
 		t.Fatalf("signal times before the check %d, between it and the dequeue %d, after %d: each must occur", before, runnable, after)
 	}
 }
+
+// TestStallBeforeDequeue: as TestWaitRacesSignal, but the receiver's CPU
+// owes time when the barrier settles its wait: the debt a barrier charges
+// before it settles the holds, such as a raced wakeup the receiver's task
+// gave earlier in the epoch, completed as its debt (ttwuRaced; on spr-2s,
+// schbench's message thread waking a worker). Here the sender adds it
+// while the receiver is held (the serial driver steps CPU 1 first). The
+// debt is paid at the event that ends the hold, so the receiver's check
+// and dequeue come that much later (lateRace: the stall counts as before
+// the check), and the kernel's order at that clock decides (core.c v6.6
+// try_to_wake_up()): a signal before the check is seen by it, one before
+// the dequeue is ttwu_runnable(); neither sleeps. Before lateRace the
+// receiver slept after such a signal and was woken from a sleep that could
+// not happen (ttwuRaced's RacedRunnable), and the trace showed the
+// sender's wakeup at the dequeue, after the sender had switched out.
+func TestStallBeforeDequeue(t *testing.T) {
+	const stall = 1200
+	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(98*us), Block(), Run(10*ms))})
+		step := 0
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
+			step++
+			switch step {
+			case 1:
+				return Run(signalAt)
+			case 2:
+				sent = s.cpus[2].now
+				if rq := s.cpus[1]; rq.parked.held && rq.debt == 0 {
+					rq.addDebt(SymTryToWakeUp, stall)
+				}
+				return Action{Op: ActSignal, Sem: r.sem}
+			}
+			return Block()
+		})})
+		s.Run(2 * ms)
+		return s, r, sent
+	}
+	s, probe, _ := run(time10s)
+	slept := probe.sleptAt
+	if slept <= 0 || probe.Stats.NrVolSwitch != 1 {
+		t.Fatalf("probe: receiver slept at %d after %d voluntary switches: the scenario does not put it to sleep", slept, probe.Stats.NrVolSwitch)
+	}
+	sched := s.m.Cost(hwmodel.OpSchedule)
+	check := slept - sched
+	end := (check/s.epoch + 1) * s.epoch
+	t.Logf("check at about %d ns, dequeue at %d ns without the stall, epoch ends at %d ns", check, slept, end)
+	var seen, runnable int
+	for d := check - 2*s.epoch; d <= end+s.epoch; d += 25 {
+		s, r, at := run(d)
+		if at <= check+sched+100 || at >= end-100 || s.cpus[1].Stats.StallNS == 0 {
+			// TestWaitRacesSignal's cases, a signal the barrier counts
+			// as after the dequeue (hold.go), or no stall
+			continue
+		}
+		sleeps, wakeups, rr := r.Stats.NrVolSwitch, r.Stats.NrWakeups, s.cpus[2].Stats.RacedRunnable
+		switch {
+		case at < check+stall-100:
+			seen++
+			if sleeps != 0 || wakeups != 0 {
+				t.Errorf("signal %d ns after the check, before the %d ns stall ends: %d sleeps, %d wakeups; want none (the check sees it)", at-check, stall, sleeps, wakeups)
+			}
+		case at > check+stall+100 && at < check+stall+sched-100:
+			runnable++
+			if sleeps != 0 || wakeups != 1 || rr != 1 {
+				t.Errorf("signal %d ns after the check, %d ns before the dequeue the stall moved: %d sleeps, %d wakeups, %d ttwu_runnable; want 0, 1, 1", at-check, check+stall+sched-at, sleeps, wakeups, rr)
+			}
+		}
+	}
+	if seen == 0 || runnable == 0 {
+		t.Fatalf("signal times in the stall %d, between it and the dequeue %d: each must occur", seen, runnable)
+	}
+}

@@ -23,6 +23,7 @@ const (
 	opSetNrIdleScan               // sd_llc_shared->nr_idle_scan = val (target: LLC id)
 	opPull                        // load balancing: pull tasks (pull.go)
 	opKickILB                     // nohz_balancer_kick(): kick the idle load balancer
+	opRunnable                    // a waker's ttwu_runnable() of task on target, found at its wait (hold.go: lateRace)
 )
 
 // remoteOp is a posted cross-CPU change. Owned by the posting CPU until
@@ -43,9 +44,13 @@ type remoteOp struct {
 	stamp    int64 // opWake, opSignal: the signal's stamp
 	cpus     []int // opAffinity
 	// trace: the waker's first pending trace record + 1 (0: none);
-	// trCtx: the waker's context, for a wakeup decided at the barrier.
+	// trCtx: the waker's context, for a wakeup decided at the barrier
+	// and for a signal a lost claim leaves pending (claimWake).
 	trace int32
 	trCtx traceWho
+	// sent: for a wakeup the barrier completes for its waker (ttwuRaced),
+	// the signal's time, when its try_to_wake_up() began (0: t).
+	sent int64
 	// locked: opWake on the direct path: the waker took the target's rq
 	// lock and logged ttwu_do_activate()'s accesses to the target's
 	// lines in its own epoch (ttwu.go: tryToWakeUp).
@@ -137,6 +142,10 @@ func (s *Sim) applyOp(op *remoteOp) {
 		s.doPull(op)
 	case opKickILB:
 		s.kickILB(op)
+	case opRunnable:
+		rq := s.cpus[op.target]
+		s.touch(rq)
+		s.ttwuRunnable(rq, op.task, op.pendingSig())
 	}
 }
 

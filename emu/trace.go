@@ -299,9 +299,13 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	waker := s.cpus[op.from]
 	p := op.task
 	if op.trace > 0 {
-		for i := int(op.trace - 1); i < len(waker.trace); i++ {
+		first := int(op.trace - 1)
+		for i := first; i < len(waker.trace); i++ {
 			r := &waker.trace[i]
-			if !r.pending || r.task != p {
+			if !r.pending || r.task != p || i > first && r.kind == trWaking {
+				// The next pending sched_waking of p is another
+				// try_to_wake_up() of the waker's, which its claim
+				// decides (dropped if this one won).
 				break
 			}
 			if r.kind != trMigrate || moved {
@@ -330,15 +334,22 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	}
 	fl, pc := uint8(tfIrqsOff), uint8(3)
 	ctx := op.trCtx
-	waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
+	// try_to_wake_up() logs sched_waking when it begins, at the
+	// signal, and the rest after smp_cond_load_acquire(&p->on_cpu,
+	// !VAL): after the wakee's switch out.
+	waking, at := op.t, max(op.t, p.offCPUAt+1)
+	if op.sent > 0 {
+		waking = op.sent
+	}
+	waker.traceAppend(traceRec{t: waking, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
 	if moved {
-		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
+		waker.traceAppend(traceRec{t: at, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
 	}
 	if !op.wakelist {
 		if s.tun.Schedstats {
-			waker.traceAppend(traceRec{t: op.t, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: op.t - p.sleptAt})
+			waker.traceAppend(traceRec{t: at, kind: trStatSleep, flags: fl, pc: pc + 1, ctx: ctx, task: p, delay: at - p.sleptAt})
 		}
-		waker.traceAppend(traceRec{t: op.t, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
+		waker.traceAppend(traceRec{t: at, kind: trWakeup, flags: fl, pc: pc + 1, ctx: ctx, task: p, cpu: op.target})
 	}
 }
 
@@ -479,7 +490,11 @@ func (rq *RQ) traceDrain(ipi bool) {
 // softirq with the busiest rq lock (count 1), or newidle balance inside
 // schedule() (count 2).
 func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
-	t := max(s.epochEnd, actor.now) // after the actor's last event: its context is its current task
+	// After the actor's last event (its context is its current task)
+	// and after p's switch out on src, which a CPU whose work ran past
+	// the epoch's end logged later than the barrier: can_migrate_task()
+	// leaves a task alone while task_on_cpu().
+	t := max(s.epochEnd, actor.now, p.offCPUAt+1)
 	if !s.traceAt(t) {
 		return
 	}
@@ -490,16 +505,18 @@ func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
 		// sched_balance_newidle() runs inside __schedule(), in the
 		// task going to sleep, before the switch: the model balances
 		// at the barrier, after its switch to idle, so the pull is
-		// logged at that switch, ahead of it, in its prev's context.
-		for i := len(actor.trace) - 1; i >= 0; i-- {
+		// logged at that switch, ahead of it, in its prev's context:
+		// the CPU's last switch, which may fall in the epoch before
+		// (its balance ran past the epoch's end).
+		for i := len(actor.trace) - 1; i >= 0 && actor.trace[i].t > s.epochStart-traceScanBack; i-- {
 			r := &actor.trace[i]
-			if r.t < s.epochStart {
-				break
+			if r.kind != trSwitch || r.pending {
+				continue
 			}
-			if r.kind == trSwitch && r.next.task == nil && !r.next.stopper && r.ctx.task != nil && !r.pending {
+			if r.next.task == nil && !r.next.stopper && r.ctx.task != nil {
 				t, ctx, pre = r.t, r.ctx, true
-				break
 			}
+			break
 		}
 	}
 	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, pre: pre, ctx: ctx, task: p, cpu: src, dest: dst})

@@ -238,3 +238,42 @@ func TestTraceStatEventsNeedSchedstats(t *testing.T) {
 		t.Error("schedstats changes the other events")
 	}
 }
+
+// Two signals of one sender to a sleeping receiver on another CPU, in one
+// epoch: the sender sees the receiver asleep (published at the last
+// barrier) both times and runs try_to_wake_up() twice, and the barrier's
+// claim lets the first wake it; the second finds it awake and is left
+// pending. In the kernel the second try_to_wake_up() fails
+// ttwu_state_match() before trace_sched_waking() (core.c v6.6): the trace
+// has one sched_waking and one sched_wakeup per wakeup. Before, the first
+// claim made the second's pending records real too (two wakeups for one
+// sleep; messaging at seed 2 showed it).
+func TestTraceOneWakeupPerClaim(t *testing.T) {
+	twice := 0
+	for d := int64(100 * us); d < 100*us+3000; d += 50 {
+		s := newSim(t, "hikey-8", "v6.6-eevdf")
+		s.EnableTrace(2*ms, 0)
+		r := mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Block(), Run(10*ms))})
+		wake := Action{Op: ActSignal, Sem: r.sem}
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: Loop(Run(d), wake, wake, Block())})
+		s.Run(2 * ms)
+		if s.cpus[2].Stats.TTWUCount < 2 {
+			continue // the second signal saw the receiver awake
+		}
+		twice++
+		var b bytes.Buffer
+		if err := s.WriteFtrace(&b); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		wakings := strings.Count(text, "sched_waking: comm=receiver")
+		wakeups := strings.Count(text, "sched_wakeup: comm=receiver")
+		if r.Stats.NrWakeups != 1 || wakings != 1 || wakeups != 1 {
+			t.Errorf("signals at %d ns: %d wakeups of the receiver, the trace shows %d sched_waking and %d sched_wakeup; want 1 each\n%s", d, r.Stats.NrWakeups, wakings, wakeups, text)
+		}
+	}
+	if twice == 0 {
+		t.Fatal("the sender never ran try_to_wake_up() twice: the scenario tests nothing")
+	}
+	t.Logf("%d signal times gave two try_to_wake_up()s", twice)
+}

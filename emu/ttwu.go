@@ -70,7 +70,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		// before and instead of select_task_rq().
 		rq.ttwuStatRQ(prev)
 		rq.Stats.OnCPUWakeups++
-		rq.ttwuQueueWakelist(p, prev, remoteOp{kind: opWake, task: p, target: prev, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr})
+		rq.ttwuQueueWakelist(p, prev, remoteOp{kind: opWake, task: p, target: prev, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr, trCtx: traceWho{task: rq.curr}})
 		return true
 	}
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
@@ -96,7 +96,7 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.noteRemoval(p)
 	}
 	// ttwu_queue(): the wake list (and an IPI) or the remote rq lock.
-	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr}
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr, trCtx: traceWho{task: rq.curr}}
 	target := rq.sim.cpus[cpu]
 	if cpu != rq.cpu && rq.feat.Has(TTWU_QUEUE) && rq.ttwuQueueCond(p, cpu, false) {
 		rq.ttwuQueueWakelist(p, cpu, op)
@@ -394,6 +394,7 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 	}
 	c := *op
 	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, prev, -1, false, false, false, false
+	c.sent = op.t
 	waker.atBarrierLogged(func() {
 		waker.cost(hwmodel.OpTTWU)
 		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, prev, true) {

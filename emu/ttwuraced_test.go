@@ -65,3 +65,74 @@ func TestRacedWakeupSelects(t *testing.T) {
 }
 
 const time10s = 10_000 * ms
+
+// TestTraceRacedWakeupOrder: TestRacedWakeupSelects's signals, traced.
+// The sender's try_to_wake_up() of a receiver still switching out logs
+// sched_waking when it begins, at the signal, then waits for p->on_cpu
+// (smp_cond_load_acquire(), core.c v6.6) or queues it on the wake list:
+// every other record of the wakeup (sched_migrate_task, sched_stat_sleep,
+// sched_wakeup) comes after the receiver's switch out. Before, the barrier
+// logged them all at the end of the wait, the switch's own time, so the
+// trace could show the receiver migrated and woken before it switched out
+// (hackbench -T on hikey-8 at seed 3), and the waking after the sender had
+// moved on.
+func TestTraceRacedWakeupOrder(t *testing.T) {
+	const prev = 1
+	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		s.EnableTrace(2*ms, 0)
+		mustTask(t, s, TaskSpec{Comm: "hog", CPU: prev, Prog: Loop(Sleep(20*us), Run(10*ms))})
+		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us), Block(), Run(ms))})
+		step := 0
+		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
+			step++
+			switch step {
+			case 1:
+				return Run(signalAt)
+			case 2:
+				sent = s.cpus[2].now
+				return Action{Op: ActSignal, Sem: r.sem}
+			}
+			return Block()
+		})})
+		s.Run(2 * ms)
+		return s, r, sent
+	}
+	s0, r0, _ := run(time10s)
+	sleptAt := r0.sleptAt
+	raced := 0
+	for d := -2 * s0.epoch; d <= 2*s0.epoch; d += 20 {
+		s, r, sent := run(sleptAt + d)
+		if s.cpus[2].Stats.RacedWakeups == 0 {
+			continue
+		}
+		raced++
+		var switchOut int64 = -1
+		var waking []int64
+		var rest []traceKind
+		var restAt []int64
+		for cpu := range s.cpus {
+			for _, rec := range s.traceRecords(cpu) {
+				switch {
+				case rec.kind == trSwitch && rec.ctx.task == r && rec.prevState == TaskSleeping && switchOut < 0:
+					switchOut = rec.t // its first sleep
+				case rec.task == r && rec.kind == trWaking && rec.t < ms:
+					waking = append(waking, rec.t)
+				case rec.task == r && rec.t < ms && (rec.kind == trMigrate || rec.kind == trStatSleep || rec.kind == trWakeup):
+					rest, restAt = append(rest, rec.kind), append(restAt, rec.t)
+				}
+			}
+		}
+		if len(waking) != 1 || waking[0] != sent {
+			t.Errorf("signal at %+d ns (sent %d ns): sched_waking at %v, want once at the signal", d, sent, waking)
+		}
+		for i, at := range restAt {
+			if at <= switchOut {
+				t.Errorf("signal at %+d ns: record %d of the wakeup at %d ns, the receiver's switch out at %d ns: want after it", d, rest[i], at, switchOut)
+			}
+		}
+	}
+	if raced == 0 {
+		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
+	}
+}

@@ -31,7 +31,7 @@ func (rq *RQ) ttwuRunnableDelayed(p *Task, sem *Sem, stamp int64, wakeFlags int,
 	rq.wokeTo = append(rq.wokeTo, cpu)
 	rq.ttwuDirectEnqueue(target, p, true)
 	rq.ttwuDirectUnlock(target, SymTryToWakeUp)
-	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr, locked: true, delayed: true}
+	op := remoteOp{kind: opWake, task: p, target: cpu, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr, trCtx: traceWho{task: rq.curr}, locked: true, delayed: true}
 	op.notified = rq.markWakeupNotify()
 	rq.traceTTWUDirect(tr, p, cpu)
 	rq.post(op)
