@@ -18,7 +18,10 @@ Measures this host with physical probes, each thread pinned to a host CPU:
 a CAS ping-pong per distance class present among the allowed CPUs (one-way
 = RTT/2), an atomic-add hammer with 1 and 2 writers on one cache line and
 on padded lines, and a 1-byte pipe round trip through the real kernel on
-two CPUs and on one, and a page fault. The set runs -repeats times; each
+two CPUs and on one, a page fault, and a forked child's copy-on-write
+fault (which prices the tools' children's faults), the same fault while
+the mm runs on the other CPU (the TLB shootdown's IPI, a check), and the
+child's exit and reap. The set runs -repeats times; each
 figure is the median of its samples with their spread (IQR/median). Prints
 each figure next to what the host preset predicts, and what it predicts
 once this run's measurements are applied, then fits pipe_cross_scale so
