@@ -60,3 +60,45 @@ func TestForkedChildCost(t *testing.T) {
 		t.Logf("%s -g 1 -l 2 on hikey-8: processes %.6f s, threads %.6f s", c.tool, pt, tt)
 	}
 }
+
+// TestForkedChildExitWork: where the host's perf children's exit path is
+// measured (hwmodel.Machine.ExitPathNS), each child process runs it, less
+// the faults the model prices itself, in user mode (its tool's symbols)
+// before its exit, and the run ends only after it; threads never run it,
+// and an uncalibrated machine (no exit path) charges nothing.
+func TestForkedChildExitWork(t *testing.T) {
+	const children = 40 // -g 1
+	args := []string{"-g", "1", "-l", "2"}
+	user := func(r *Result) int64 { return r.Sim.SymbolNS("sender") + r.Sim.SymbolNS("receiver") }
+	base := machine(t, "hikey-8")
+	proc0, _ := runWorkload(t, base, mustBuild(t, base, "messaging", args...))
+	thr0, _ := runWorkload(t, base, mustBuild(t, base, "messaging", append(args, "-t")...))
+
+	m := machine(t, "hikey-8")
+	const work = 2_000_000 // ns beyond the faults
+	m.ExitPathNS = map[string]float64{"perf": float64(work + 125*m.Cost(hwmodel.OpPageFault))}
+	proc, _ := runWorkload(t, m, mustBuild(t, m, "messaging", args...))
+	thr, _ := runWorkload(t, m, mustBuild(t, m, "messaging", append(args, "-t")...))
+	// Within 0.1%: the messages' own user time moves by a few hundred ns
+	// with the schedule.
+	if got, want := user(proc)-user(proc0), int64(children*work); got < want-want/1000 || got > want+want/1000 {
+		t.Errorf("processes: user time +%d ns with the exit path, want +%d (%d children x %d ns)", got, want, children, work)
+	}
+	if got := user(thr) - user(thr0); got != 0 {
+		t.Errorf("threads: user time moved by %d ns with the exit path, want 0", got)
+	}
+	pm, pm0 := proc.Workload.Metrics(proc.Sim), proc0.Workload.Metrics(proc0.Sim)
+	// The 8 CPUs share the 40 exits: at least a fifth of 40 x 2 ms / 8.
+	if d, min := pm.Values[pm.Primary]-pm0.Values[pm0.Primary], children*work/8/5/1e9; d < min {
+		t.Errorf("processes took %.6f s more with the exit path, want at least %.6f", d, min)
+	}
+}
+
+func mustBuild(t *testing.T, m *hwmodel.Machine, name string, args ...string) Workload {
+	t.Helper()
+	w, err := build(m, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

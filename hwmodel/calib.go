@@ -44,6 +44,13 @@ type Calib struct {
 	// costs_cycles.page_fault (the model's page_fault is the tools'
 	// children's copy-on-write fault) in place of page_fault_us.
 	CoWFaultUS float64 `yaml:"cow_fault_us,omitempty" json:"cow_fault_us,omitempty"`
+	// ExitPathUS is, per tool binary (toolExitNames), a forked child's
+	// exit path in µs: from its last system call before exit(3) to its
+	// exit_group(2), i.e. __run_exit_handlers() and _dl_fini() running
+	// every loaded library's destructors, binding their symbols lazily,
+	// with the faults they take. A property of the tool's binary and
+	// libraries on this host (Machine.ExitPathNS).
+	ExitPathUS map[string]float64 `yaml:"exit_path_us,omitempty" json:"exit_path_us,omitempty"`
 	// PipeCrossScale further scales the cross-CPU costs (ipi_send,
 	// ipi_deliver, ipi_recv, idle_exit) after the closed-form fit, so that
 	// the engine's own two-CPU pipe round trip on this machine reproduces
@@ -141,6 +148,19 @@ func (c *Calib) validate() error {
 			return fmt.Errorf("%s: must be a number from %g to %g (0: not measured), got %v", f.name, MinSourced, float64(MaxSourced), f.v)
 		}
 	}
+	tools := make([]string, 0, len(c.ExitPathUS))
+	for name := range c.ExitPathUS {
+		tools = append(tools, name)
+	}
+	slices.Sort(tools)
+	for _, name := range tools {
+		if !slices.Contains(toolExitNames, name) {
+			return fmt.Errorf("exit_path_us.%s: unknown tool (allowed: %s)", name, strings.Join(toolExitNames, ", "))
+		}
+		if v := c.ExitPathUS[name]; !(v >= MinSourced && v <= MaxSourced) {
+			return fmt.Errorf("exit_path_us.%s: must be a number of us from %g to %g, got %v", name, MinSourced, float64(MaxSourced), v)
+		}
+	}
 	if c.Hammer2Class != "" {
 		if cl, ok := classByName(c.Hammer2Class); !ok || cl == ClassSelf {
 			return fmt.Errorf("hammer2_class: %q is not a distance class (allowed: %s)", c.Hammer2Class, classes)
@@ -223,8 +243,19 @@ func (c *Calib) Apply(m *Machine, hammer HammerFunc) (*Machine, error) {
 	if err != nil {
 		return nil, specErr("-calib", "the fitted costs are out of range: %v", err)
 	}
+	for name, us := range c.ExitPathUS {
+		if m3.ExitPathNS == nil {
+			m3.ExitPathNS = map[string]float64{}
+		}
+		m3.ExitPathNS[name] = 1000 * us
+	}
 	return m3, nil
 }
+
+// toolExitNames are the tool binaries whose children's exit path a
+// calibration may give (the DSO names of bench's perf bench and hackbench
+// workloads).
+var toolExitNames = []string{"hackbench", "perf"}
 
 // presentNames lists the distance classes a machine has (self excluded).
 func presentNames(present [NumClasses]bool) string {

@@ -51,6 +51,8 @@ func TestCalibErrors(t *testing.T) {
 		{"smt on a host without", "host: x\npingpong_ns: {smt: 10}\n", "pingpong_ns.smt"},
 		{"negative page fault", "host: x\npage_fault_us: -1\n", "page_fault_us"},
 		{"negative copy-on-write fault", "host: x\ncow_fault_us: -1\n", "cow_fault_us"},
+		{"exit path of an unknown tool", "host: x\nexit_path_us: {stress-ng: 100}\n", "exit_path_us.stress-ng"},
+		{"zero exit path", "host: x\nexit_path_us: {perf: 0}\n", "exit_path_us.perf"},
 	} {
 		path := dir + "/" + tc.name + ".yaml"
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
@@ -95,5 +97,25 @@ func TestCalibPricesFault(t *testing.T) {
 				t.Errorf("exit_mmap moved x%.4f, the page fault x%.4f: want alike", r, want)
 			}
 		})
+	}
+}
+
+// TestCalibExitPath: a measured exit path reaches the machine, per tool,
+// in ns; without one the machine has none.
+func TestCalibExitPath(t *testing.T) {
+	m := kvmHost(t)
+	c, err := DecodeCalib([]byte("host: x\nexit_path_us: {perf: 4321.5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Apply(m, closedHammer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.ExitPathNS["perf"]; got != 4321500 {
+		t.Errorf("ExitPathNS[perf] = %v, want 4321500", got)
+	}
+	if m.ExitPathNS != nil || after.ExitPathNS["hackbench"] != 0 {
+		t.Errorf("exit paths where none was measured: %v, %v", m.ExitPathNS, after.ExitPathNS)
 	}
 }
