@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/rqemu/rqemu/hwmodel"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // TestForkedChildCost: a tool's child processes, forked just before its
@@ -101,4 +104,48 @@ func mustBuild(t *testing.T, m *hwmodel.Machine, name string, args ...string) Wo
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestHostChildCosts: on the 2-vCPU VM's recorded host preset with a
+// calibration that measured a 15 us copy-on-write fault and a 5 ms perf
+// exit path, each perf bench sched messaging child process pays 125
+// faults at 15 us (handle_mm_fault) and the exit path less those faults
+// in user mode, and the 2 CPUs share the 40 children's fixed costs: the
+// processes' run exceeds the threads' by at least 40 x (faults + exit
+// path) / 2, less a tenth for the overlap with the messages.
+func TestHostChildCosts(t *testing.T) {
+	spec, err := hwmodel.LoadSpecFile(filepath.Join("..", "hwmodel", "testdata", "host", "kvm-2vcpu-genoa.golden.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := hwmodel.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := hwmodel.LoadCalibFile(filepath.Join("..", "hwmodel", "testdata", "calib", "kvm-2vcpu-genoa.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cowUS, pathUS, faults, children = 15.0, 5000.0, 125, 40
+	cal.CoWFaultUS, cal.ExitPathUS = cowUS, map[string]float64{"perf": pathUS}
+	m, err := cal.Apply(host, weave.PredictHammer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fault := m.Cost(hwmodel.OpPageFault)
+	if math.Abs(float64(fault)-1000*cowUS) > 1 {
+		t.Fatalf("page_fault %d ns, want the measured %.0f", fault, 1000*cowUS)
+	}
+	args := []string{"-g", "1", "-l", "1"}
+	proc, _ := runWorkload(t, m, mustBuild(t, m, "messaging", args...))
+	thr, _ := runWorkload(t, m, mustBuild(t, m, "messaging", append(args, "-t")...))
+	if got, want := proc.Sim.SymbolNS("handle_mm_fault"), int64(children*faults)*fault; got != want {
+		t.Errorf("handle_mm_fault %d ns, want %d (%d children x %d faults x %d ns)", got, want, children, faults, fault)
+	}
+	pm, tm := proc.Workload.Metrics(proc.Sim), thr.Workload.Metrics(thr.Sim)
+	pt, tt := pm.Values[pm.Primary], tm.Values[tm.Primary]
+	if min := 0.9 * children * pathUS / 1e6 / 2; pt-tt < min {
+		t.Errorf("processes %.4f s, threads %.4f s: want the processes at least %.4f s slower (40 exit paths of %.0f us on 2 CPUs)", pt, tt, min, pathUS)
+	}
+	t.Logf("messaging -g 1 -l 1 on the 2-vCPU host: processes %.4f s, threads %.4f s", pt, tt)
 }
