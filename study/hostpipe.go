@@ -106,6 +106,10 @@ func (r *Runner) perfName() string {
 // and on the emulated host preset (calibrated with -fit or -calib).
 func hostPipe(r *Runner, st *Study) (*Summary, error) {
 	calibNote := "uncalibrated: the preset's generic kernel costs"
+	limit := r.MaxSpread
+	if limit <= 0 {
+		limit = contention.DefaultMaxSpread
+	}
 	eng := r.Engine
 	w := r.Out
 	switch {
@@ -139,7 +143,11 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		exitNote := "a perf child's exit path not measured"
 		if perf, err := exec.LookPath(r.perfName()); err == nil {
 			if runs, err := measureExitPath(perf, exitPathRuns); err == nil {
-				rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*contention.RobustOf(runs).Median) / 100}
+				rb := contention.RobustOf(runs)
+				if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil {
+					return nil, fmt.Errorf("-fit: %w", err)
+				}
+				rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}
 				exitNote = exitPathNote(runs)
 			} else {
 				exitNote += " (" + err.Error() + ")"
@@ -163,10 +171,6 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 	pipeL, msgL, reps := 20000, 20, 5
 	if r.Quick {
 		pipeL, msgL, reps = 5000, 5, 3
-	}
-	limit := r.MaxSpread
-	if limit <= 0 {
-		limit = contention.DefaultMaxSpread
 	}
 	sum := &Summary{Study: st.Name, Headline: "pipe usecs/op, emulated/real", Pub: "the real perf bench here"}
 	for i, b := range []struct {
