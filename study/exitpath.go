@@ -18,6 +18,25 @@ import (
 // exitPathRuns is how many traced runs measureExitPath takes.
 const exitPathRuns = 5
 
+// PerfExitPath measures a perf child's exit path on this host
+// (measureExitPath, exitPathRuns runs of the perf binary perf, "" for
+// perf from PATH) and returns the runs' median and spread, or why it
+// could not.
+func PerfExitPath(perf string) (contention.Robust, error) {
+	if perf == "" {
+		perf = "perf"
+	}
+	path, err := exec.LookPath(perf)
+	if err != nil {
+		return contention.Robust{}, fmt.Errorf("%s not found", perf)
+	}
+	runs, err := measureExitPath(path, exitPathRuns)
+	if err != nil {
+		return contention.Robust{}, err
+	}
+	return contention.RobustOf(runs), nil
+}
+
 // measureExitPath times a perf child's exit path on this host: the user
 // space between the child's last system call before exit(3) and its
 // exit_group(2) (__run_exit_handlers(), _dl_fini(): the destructors of
@@ -119,9 +138,8 @@ func childExitPath(r io.Reader) (float64, error) {
 	return 0, fmt.Errorf("strace log: no child of pid %s calls exit_group", parent)
 }
 
-// exitPathNote formats the measured exit path for the study's header.
-func exitPathNote(runs []float64) string {
-	r := contention.RobustOf(runs)
+// ExitPathNote formats a measured perf exit path.
+func ExitPathNote(r contention.Robust) string {
 	return fmt.Sprintf("a perf child's exit path %.2f ms (strace -f of perf bench sched pipe -l 1, median of %d; IQR/median %.2f)",
 		r.Median/1000, r.N, r.Spread)
 }

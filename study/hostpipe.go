@@ -141,17 +141,14 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		// The perf children's exit path, a property of the perf binary
 		// here (bench's msgBench.exitWork charges it).
 		exitNote := "a perf child's exit path not measured"
-		if perf, err := exec.LookPath(r.perfName()); err == nil {
-			if runs, err := measureExitPath(perf, exitPathRuns); err == nil {
-				rb := contention.RobustOf(runs)
-				if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil {
-					return nil, fmt.Errorf("-fit: %w", err)
-				}
-				rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}
-				exitNote = exitPathNote(runs)
-			} else {
-				exitNote += " (" + err.Error() + ")"
+		if rb, err := PerfExitPath(r.perfName()); err == nil {
+			if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil {
+				return nil, fmt.Errorf("-fit: %w", err)
 			}
+			rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}
+			exitNote = ExitPathNote(rb)
+		} else {
+			exitNote += " (" + err.Error() + ")"
 		}
 		f, err := writeTempCalib(rep.Calib)
 		if err != nil {
