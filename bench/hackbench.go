@@ -621,14 +621,34 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 
 // Limit is a safety bound: 50 µs of virtual time per message, several
 // times what the whole send-receive path costs even with every task on one
-// CPU, plus a second.
+// CPU, plus a second, plus twice every child process's fixed costs (its
+// faults, exit path and exit_mmap(): childFixedNS) as if one CPU ran them
+// all.
 func (w *msgBench) Limit() int64 {
 	const perMsg, base = 50_000, 1_000_000_000
-	return capNS(float64(w.messages())*perMsg + base)
+	return capNS(float64(w.messages())*perMsg + base + 2*float64(2*w.fds*w.groups)*w.childFixedNS())
 }
 
 func (w *msgBench) LimitNote() string {
-	return fmt.Sprintf("the safety bound of %d messages: 50 usec each plus 1 s, at most %d s", w.messages(), MaxSeconds)
+	return fmt.Sprintf("the safety bound of %d messages: 50 usec each plus 1 s and twice the %d children's fixed costs, at most %d s",
+		w.messages(), 2*w.fds*w.groups, MaxSeconds)
+}
+
+// childFixedNS is one child process's fixed costs inside the timed window
+// (0 for threads): its faults, its exit path and its exit_mmap().
+func (w *msgBench) childFixedNS() float64 {
+	if w.threaded {
+		return 0
+	}
+	dso := "perf"
+	if w.hackbench {
+		dso = "hackbench"
+	}
+	ns := float64(int64(w.forkFaults())*w.m.Cost(hwmodel.OpPageFault) + w.exitWork(dso))
+	for _, op := range w.exitOps() {
+		ns += float64(w.m.Cost(op))
+	}
+	return ns
 }
 
 // Done: every task has exited (the workload's tasks are the only ones).
