@@ -242,7 +242,7 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 			return nil, fmt.Errorf("page faults: %w", err)
 		}
 		fault.samples = append(fault.samples, pf.BatchUs...)
-		fr, err := ForkFaults(c0, other, opt.ForkPages, 3)
+		fr, err := ForkFaults(c0, other, opt.ForkPages, 5)
 		if err != nil {
 			return nil, fmt.Errorf("fork faults: %w", err)
 		}
