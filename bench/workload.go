@@ -358,15 +358,28 @@ func taskMM(threads bool, i int) int {
 // do_wp_page() -> wp_page_copy(), v6.6; hwmodel.OpPageFault each), then
 // runs as prog. Simplified: the faults are charged together, as kernel
 // time, at the child's first action, not spread over its first
-// instructions. Its exit's teardown (exit_mmap()) is the Exit action's
+// instructions (most come on its exit path: see exitWork). Before its
+// exit it runs exitWork ns in user mode: exit(3)'s __run_exit_handlers()
+// and _dl_fini(), the tool's libraries' destructors (0: none modeled).
+// Its exit's teardown (exit_mmap()) is the Exit action's
 // (Action.With(hwmodel.OpExitMMAP)).
-func forkedChild(prog emu.Program, faults int) emu.Program {
-	if faults == 0 {
+func forkedChild(prog emu.Program, faults int, exitWork int64) emu.Program {
+	if faults == 0 && exitWork == 0 {
 		return prog
 	}
-	first := true // owned by the task's CPU
+	first := true        // owned by the task's CPU
+	var exit *emu.Action // the exit, held back behind the exit work
 	return emu.ProgramFunc(func(t *emu.Task) emu.Action {
+		if exit != nil {
+			a := *exit
+			exit = nil
+			return a
+		}
 		a := prog.Next(t)
+		if a.Op == emu.ActExit && exitWork > 0 {
+			held := a
+			exit, a = &held, emu.Run(exitWork)
+		}
 		if first {
 			first = false
 			a.Kernel = append(slices.Repeat([]hwmodel.KernelOp{hwmodel.OpPageFault}, faults), a.Kernel...)

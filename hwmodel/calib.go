@@ -38,6 +38,19 @@ type Calib struct {
 	// private page (the first write to an anonymous mapping), µs: it
 	// prices costs_cycles.page_fault, and scales exit_mmap alike.
 	PageFaultUS float64 `yaml:"page_fault_us,omitempty" json:"page_fault_us,omitempty"`
+	// CoWFaultUS is one copy-on-write fault of a forked child
+	// (do_wp_page() -> wp_page_copy(): a page allocated, 4 KiB copied,
+	// ptep_clear_flush() of the old PTE), µs: where measured, it prices
+	// costs_cycles.page_fault (the model's page_fault is the tools'
+	// children's copy-on-write fault) in place of page_fault_us.
+	CoWFaultUS float64 `yaml:"cow_fault_us,omitempty" json:"cow_fault_us,omitempty"`
+	// ExitPathUS is, per tool binary (toolExitNames), a forked child's
+	// exit path in µs: from its last system call before exit(3) to its
+	// exit_group(2), i.e. __run_exit_handlers() and _dl_fini() running
+	// every loaded library's destructors, binding their symbols lazily,
+	// with the faults they take. A property of the tool's binary and
+	// libraries on this host (Machine.ExitPathNS).
+	ExitPathUS map[string]float64 `yaml:"exit_path_us,omitempty" json:"exit_path_us,omitempty"`
 	// PipeCrossScale further scales the cross-CPU costs (ipi_send,
 	// ipi_deliver, ipi_recv, idle_exit) after the closed-form fit, so that
 	// the engine's own two-CPU pipe round trip on this machine reproduces
@@ -128,11 +141,24 @@ func (c *Calib) validate() error {
 		v    float64
 	}{
 		{"rmw_local_ns", c.RMWLocalNS}, {"hammer2_shared_ns", c.Hammer2SharedNS}, {"hammer2_padded_ns", c.Hammer2PaddedNS},
-		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US}, {"page_fault_us", c.PageFaultUS},
+		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US}, {"page_fault_us", c.PageFaultUS}, {"cow_fault_us", c.CoWFaultUS},
 		{"pipe_cross_scale", c.PipeCrossScale},
 	} {
 		if !(f.v == 0 || f.v >= MinSourced && f.v <= MaxSourced) {
 			return fmt.Errorf("%s: must be a number from %g to %g (0: not measured), got %v", f.name, MinSourced, float64(MaxSourced), f.v)
+		}
+	}
+	tools := make([]string, 0, len(c.ExitPathUS))
+	for name := range c.ExitPathUS {
+		tools = append(tools, name)
+	}
+	slices.Sort(tools)
+	for _, name := range tools {
+		if !slices.Contains(toolExitNames, name) {
+			return fmt.Errorf("exit_path_us.%s: unknown tool (allowed: %s)", name, strings.Join(toolExitNames, ", "))
+		}
+		if v := c.ExitPathUS[name]; !(v >= MinSourced && v <= MaxSourced) {
+			return fmt.Errorf("exit_path_us.%s: must be a number of us from %g to %g, got %v", name, MinSourced, float64(MaxSourced), v)
 		}
 	}
 	if c.Hammer2Class != "" {
@@ -217,8 +243,19 @@ func (c *Calib) Apply(m *Machine, hammer HammerFunc) (*Machine, error) {
 	if err != nil {
 		return nil, specErr("-calib", "the fitted costs are out of range: %v", err)
 	}
+	for name, us := range c.ExitPathUS {
+		if m3.ExitPathNS == nil {
+			m3.ExitPathNS = map[string]float64{}
+		}
+		m3.ExitPathNS[name] = 1000 * us
+	}
 	return m3, nil
 }
+
+// toolExitNames are the tool binaries whose children's exit path a
+// calibration may give (the DSO names of bench's perf bench and hackbench
+// workloads).
+var toolExitNames = []string{"hackbench", "perf"}
 
 // presentNames lists the distance classes a machine has (self excluded).
 func presentNames(present [NumClasses]bool) string {
@@ -293,17 +330,23 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 }
 
 // applyPageFault prices costs_cycles.page_fault from the measured fault
-// (after fitKernelCosts, which scaled it with the local path) and scales
-// exit_mmap by the same factor: both are mm work that a hypervisor's
-// nested paging slows alike [E].
+// (after fitKernelCosts, which scaled it with the local path): the
+// copy-on-write fault after fork() where measured, else the first-touch
+// fault, which does the same work with a zeroing for the copy and no TLB
+// flush (do_anonymous_page()). It scales exit_mmap by the same factor:
+// both are mm work that a hypervisor's nested paging slows alike [E].
 func (c *Calib) applyPageFault(m *Machine, s *Spec, src func(string) string) {
 	pf := s.Costs.PageFault
-	if c.PageFaultUS <= 0 || pf == nil || pf.Value <= 0 {
+	us, what := c.CoWFaultUS, "copy-on-write fault after fork()"
+	if us <= 0 {
+		us, what = c.PageFaultUS, "first-touch page fault"
+	}
+	if us <= 0 || pf == nil || pf.Value <= 0 {
 		return
 	}
-	cycles := math.Max(1, math.Round(c.PageFaultUS*m.FreqMHz))
+	cycles := math.Max(1, math.Round(us*m.FreqMHz))
 	scale := cycles / pf.Value
-	s.Costs.PageFault = &Sourced{Value: cycles, Source: src(fmt.Sprintf("first-touch page fault %.2f us (at %.0f MHz)", c.PageFaultUS, m.FreqMHz)) + "; was " + pf.Source}
+	s.Costs.PageFault = &Sourced{Value: cycles, Source: src(fmt.Sprintf("%s %.2f us (at %.0f MHz)", what, us, m.FreqMHz)) + "; was " + pf.Source}
 	if ex := s.Costs.ExitMMAP; ex != nil {
 		s.Costs.ExitMMAP = &Sourced{Value: math.Max(1, math.Round(ex.Value*scale)),
 			Source: src(fmt.Sprintf("x%.3f, the page fault's ratio to its previous cost", scale)) + "; was " + ex.Source}
@@ -337,6 +380,20 @@ func cloneSpec(s *Spec) *Spec {
 		panic(fmt.Sprintf("hwmodel: spec does not round-trip: %v", err))
 	}
 	return c
+}
+
+// PredictCoWShootdown is the model's copy-on-write fault, in ns, taken on
+// CPU a while the faulting mm runs on CPU b: the fault (page_fault) and
+// ptep_clear_flush() -> flush_tlb_mm_range() -> native_flush_tlb_multi()
+// (arch/x86/mm/tlb.c, v6.6), which IPIs b (smp_call_function_many_cond(),
+// kernel/smp.c) and, with wait set, spins in csd_lock_wait() until b's
+// flush_tlb_func() has run and released the csd's line. Only a check of
+// the IPI's price: no modeled workload faults while its mm runs on
+// another CPU (a tool's children are single-threaded; its threads take
+// no copy-on-write faults).
+func (m *Machine) PredictCoWShootdown(a, b int) float64 {
+	c := m.Costs.NS
+	return c[OpPageFault] + c[OpIPISend] + c[OpIPIDeliver] + c[OpIPIRecv] + m.TransferNS(b, a, m.CPUs[a].Node)
 }
 
 // HammerFunc is the weave's prediction of the aggregate ns per atomic add

@@ -1,6 +1,7 @@
 package hwmodel
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -49,6 +50,9 @@ func TestCalibErrors(t *testing.T) {
 		{"hammer without class", "host: x\nhammer2_shared_ns: 4\n", "hammer2_class"},
 		{"smt on a host without", "host: x\npingpong_ns: {smt: 10}\n", "pingpong_ns.smt"},
 		{"negative page fault", "host: x\npage_fault_us: -1\n", "page_fault_us"},
+		{"negative copy-on-write fault", "host: x\ncow_fault_us: -1\n", "cow_fault_us"},
+		{"exit path of an unknown tool", "host: x\nexit_path_us: {stress-ng: 100}\n", "exit_path_us.stress-ng"},
+		{"zero exit path", "host: x\nexit_path_us: {perf: 0}\n", "exit_path_us.perf"},
 	} {
 		path := dir + "/" + tc.name + ".yaml"
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
@@ -61,5 +65,57 @@ func TestCalibErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestCalibPricesFault: page_fault is the tools' children's copy-on-write
+// fault, so a measured cow_fault_us prices it in place of the first-touch
+// page_fault_us, and exit_mmap moves by the same ratio; without it the
+// first touch prices it.
+func TestCalibPricesFault(t *testing.T) {
+	m := kvmHost(t)
+	pf0, ex0 := m.Costs.NS[OpPageFault], m.Costs.NS[OpExitMMAP]
+	for _, tc := range []struct {
+		name   string
+		c      Calib
+		wantUS float64
+	}{
+		{"first touch only", Calib{Host: "x", PageFaultUS: 10}, 10},
+		{"copy-on-write measured", Calib{Host: "x", PageFaultUS: 10, CoWFaultUS: 15}, 15},
+		{"copy-on-write only", Calib{Host: "x", CoWFaultUS: 15}, 15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			after, err := tc.c.Apply(m, closedHammer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf, ex := after.Costs.NS[OpPageFault], after.Costs.NS[OpExitMMAP]
+			if math.Abs(pf-1000*tc.wantUS) > 1 {
+				t.Errorf("page_fault %.0f ns, want %.0f", pf, 1000*tc.wantUS)
+			}
+			if r, want := ex/ex0, pf/pf0; math.Abs(r/want-1) > 1e-3 {
+				t.Errorf("exit_mmap moved x%.4f, the page fault x%.4f: want alike", r, want)
+			}
+		})
+	}
+}
+
+// TestCalibExitPath: a measured exit path reaches the machine, per tool,
+// in ns; without one the machine has none.
+func TestCalibExitPath(t *testing.T) {
+	m := kvmHost(t)
+	c, err := DecodeCalib([]byte("host: x\nexit_path_us: {perf: 4321.5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Apply(m, closedHammer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.ExitPathNS["perf"]; got != 4321500 {
+		t.Errorf("ExitPathNS[perf] = %v, want 4321500", got)
+	}
+	if m.ExitPathNS != nil || after.ExitPathNS["hackbench"] != 0 {
+		t.Errorf("exit paths where none was measured: %v, %v", m.ExitPathNS, after.ExitPathNS)
 	}
 }

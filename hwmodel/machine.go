@@ -37,6 +37,11 @@ type Machine struct {
 	Lat    Latencies
 	Costs  Costs
 
+	// ExitPathNS is, per tool binary ("perf", "hackbench"), the user-space
+	// exit path of its forked children on the host, measured (Calib's
+	// exit_path_us; nil on the presets and an uncalibrated host).
+	ExitPathNS map[string]float64
+
 	// Spec is the normalised spec the machine was built from (explicit
 	// per-CPU form), for printing and -json.
 	Spec *Spec

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -57,10 +58,7 @@ func (r *Runner) perfCmd(path string, args ...string) (string, error) {
 // for the context switches and migrations of all CPUs (without them where
 // perf stat cannot count), and returns every run, or why none ran.
 func (r *Runner) realPerf(n int, re *regexp.Regexp, args ...string) ([]realRun, error) {
-	perf := r.Perf
-	if perf == "" {
-		perf = "perf"
-	}
+	perf := r.perfName()
 	path, err := exec.LookPath(perf)
 	if err != nil {
 		return nil, fmt.Errorf("%s not found", perf)
@@ -96,10 +94,22 @@ func (r *Runner) realPerf(n int, re *regexp.Regexp, args ...string) ([]realRun, 
 	return runs, nil
 }
 
+// perfName is the perf binary to run: Runner.Perf, or perf from PATH.
+func (r *Runner) perfName() string {
+	if r.Perf == "" {
+		return "perf"
+	}
+	return r.Perf
+}
+
 // hostPipe runs perf bench sched pipe and messaging on the real kernel
 // and on the emulated host preset (calibrated with -fit or -calib).
 func hostPipe(r *Runner, st *Study) (*Summary, error) {
 	calibNote := "uncalibrated: the preset's generic kernel costs"
+	limit := r.MaxSpread
+	if limit <= 0 {
+		limit = contention.DefaultMaxSpread
+	}
 	eng := r.Engine
 	w := r.Out
 	switch {
@@ -128,14 +138,26 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-fit: %w", err)
 		}
+		// The perf children's exit path, a property of the perf binary
+		// here (bench's msgBench.exitWork charges it).
+		exitNote := "a perf child's exit path not measured"
+		if rb, err := PerfExitPath(r.perfName()); err == nil {
+			if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil {
+				return nil, fmt.Errorf("-fit: %w", err)
+			}
+			rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}
+			exitNote = ExitPathNote(rb)
+		} else {
+			exitNote += " (" + err.Error() + ")"
+		}
 		f, err := writeTempCalib(rep.Calib)
 		if err != nil {
 			return nil, err
 		}
 		defer os.Remove(f)
 		eng.Calib = f
-		calibNote = fmt.Sprintf("calibrated just now (emu calibrate -quick: pipe round trip %.2f us on 2 CPUs, %.2f us on 1, the engine's %.2f at pipe_cross_scale %.3f; other processes used %.0f%% of the CPUs)",
-			rep.Calib.PipeRTTUS, rep.Calib.PipeRTT1US, engRTT, rep.Calib.PipeCrossScale, 100*max(rep.OtherLoad, 0))
+		calibNote = fmt.Sprintf("calibrated just now (emu calibrate -quick: pipe round trip %.2f us on 2 CPUs, %.2f us on 1, the engine's %.2f at pipe_cross_scale %.3f; copy-on-write fault %.2f us; other processes used %.0f%% of the CPUs; %s)",
+			rep.Calib.PipeRTTUS, rep.Calib.PipeRTT1US, engRTT, rep.Calib.PipeCrossScale, rep.Calib.CoWFaultUS, 100*max(rep.OtherLoad, 0), exitNote)
 	}
 	m, err := hwmodel.Load("host", hwmodel.LoadOptions{Calib: eng.Calib, Hammer: weave.PredictHammer})
 	if err != nil {
@@ -146,10 +168,6 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 	pipeL, msgL, reps := 20000, 20, 5
 	if r.Quick {
 		pipeL, msgL, reps = 5000, 5, 3
-	}
-	limit := r.MaxSpread
-	if limit <= 0 {
-		limit = contention.DefaultMaxSpread
 	}
 	sum := &Summary{Study: st.Name, Headline: "pipe usecs/op, emulated/real", Pub: "the real perf bench here"}
 	for i, b := range []struct {

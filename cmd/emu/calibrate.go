@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -18,7 +19,12 @@ Measures this host with physical probes, each thread pinned to a host CPU:
 a CAS ping-pong per distance class present among the allowed CPUs (one-way
 = RTT/2), an atomic-add hammer with 1 and 2 writers on one cache line and
 on padded lines, and a 1-byte pipe round trip through the real kernel on
-two CPUs and on one, and a page fault. The set runs -repeats times; each
+two CPUs and on one, a page fault, and a forked child's copy-on-write
+fault (which prices the tools' children's faults), the same fault while
+the mm runs on the other CPU (the TLB shootdown's IPI, a check), and the
+child's exit and reap; where perf and strace are installed, a perf child's
+exit path (strace -f of perf bench sched pipe -l 1), which the emulated
+perf bench sched messaging children run before they exit. The set runs -repeats times; each
 figure is the median of its samples with their spread (IQR/median). Prints
 each figure next to what the host preset predicts, and what it predicts
 once this run's measurements are applied, then fits pipe_cross_scale so
@@ -70,6 +76,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	var ne *contention.NoisyError
 	if noisy != nil && !errors.As(noisy, &ne) {
 		return noisy
+	}
+	if noisy == nil {
+		// The perf children's exit path, where perf and strace are
+		// installed (host-pipe's messaging children run it).
+		if rb, err := study.PerfExitPath(""); err != nil {
+			rep.Notes = append(rep.Notes, "a perf child's exit path not measured: "+err.Error())
+		} else {
+			rep.Rows = append(rep.Rows, contention.CalibRow{Probe: "perf child's exit path (strace, pipe -l 1)", CPUs: "-", Unit: "us",
+				Measured: rb.Median, Spread: rb.Spread, Samples: rb.N, After: rb.Median})
+			noisy = contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, *maxSpread, rep.OtherLoad)
+			rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}
+		}
 	}
 	if noisy == nil && rep.Calib.PipeRTTUS > 0 {
 		rtt, err := study.FitPipeCross(rep.Calib)
