@@ -55,6 +55,12 @@ type remoteOp struct {
 	// weave.Log.MarkNotify), and the target gets the wakeup when the
 	// weave has served it (ttwudeliver.go: deferredWake).
 	notified bool
+	// lag: a wakeup the barrier completed for its waker (ttwuRaced)
+	// reaches the wakee lag after t, the waker's work for it; raced: it
+	// is notified, its accesses logged at racedAt (deliverWake).
+	lag     int64
+	raced   bool
+	racedAt int64
 	// delayed: opWake of a wakee the waker saw queued, sched_delayed:
 	// ttwu_runnable() on its own CPU (delayed.go, ttwurunnable.go).
 	delayed bool
@@ -116,6 +122,7 @@ func (s *Sim) deliver() {
 	for i := range ops {
 		s.applyOp(&ops[i])
 	}
+	s.flushRacedWakes()
 	clear(ops)
 	s.opsBuf = ops[:0]
 }

@@ -127,6 +127,7 @@ func (s *Sim) SignalAtBarrier(waker *Task, sem *Sem, sync bool) {
 	op := remoteOp{kind: opSignal, t: s.epochEnd, from: from.cpu, task: sem.owner, sem: sem, stamp: s.epochEnd,
 		flags: flags, trCtx: traceWho{task: waker}}
 	s.applySignal(&op)
+	s.flushRacedWakes()
 }
 
 // SeesAsleepOn reports whether running task t's CPU sees task o asleep on
