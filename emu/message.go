@@ -61,6 +61,10 @@ type remoteOp struct {
 	lag     int64
 	raced   bool
 	racedAt int64
+	// signalAt, when positive: the time of the signal a barrier-completed
+	// wakeup comes from, where try_to_wake_up() began (its sched_waking),
+	// t being moved past the wakee's dequeue or switch (ttwuRaced).
+	signalAt int64
 	// delayed: opWake of a wakee the waker saw queued, sched_delayed:
 	// ttwu_runnable() on its own CPU (delayed.go, ttwurunnable.go).
 	delayed bool

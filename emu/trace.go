@@ -330,7 +330,13 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	}
 	fl, pc := uint8(tfIrqsOff), uint8(3)
 	ctx := op.trCtx
-	waker.traceAppend(traceRec{t: op.t, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
+	// try_to_wake_up()'s sched_waking is its first act, at the signal,
+	// while the waker runs (a raced wakeup's t may be past its switch).
+	waking := op.t
+	if op.signalAt > 0 {
+		waking = min(waking, op.signalAt)
+	}
+	waker.traceAppend(traceRec{t: waking, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
 	if moved {
 		waker.traceAppend(traceRec{t: op.t, kind: trMigrate, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu, dest: op.target})
 	}
@@ -490,16 +496,18 @@ func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
 		// sched_balance_newidle() runs inside __schedule(), in the
 		// task going to sleep, before the switch: the model balances
 		// at the barrier, after its switch to idle, so the pull is
-		// logged at that switch, ahead of it, in its prev's context.
+		// logged at that switch, ahead of it, in its prev's context:
+		// the CPU's last switch, whose time may precede epochStart
+		// (a CPU stepped from behind the epoch's start).
 		for i := len(actor.trace) - 1; i >= 0; i-- {
 			r := &actor.trace[i]
-			if r.t < s.epochStart {
-				break
+			if r.kind != trSwitch || r.pending {
+				continue
 			}
-			if r.kind == trSwitch && r.next.task == nil && !r.next.stopper && r.ctx.task != nil && !r.pending {
+			if r.next.task == nil && !r.next.stopper && r.ctx.task != nil {
 				t, ctx, pre = r.t, r.ctx, true
-				break
 			}
+			break
 		}
 	}
 	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, pre: pre, ctx: ctx, task: p, cpu: src, dest: dst})

@@ -394,6 +394,7 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 	}
 	c := *op
 	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed, c.raced, c.lag = opWake, prev, -1, false, false, false, false, false, 0
+	c.signalAt = op.t
 	waker.atBarrierLogged(func() {
 		// The wakee is woken (enqueued, or on the wake list) after the
 		// waker's work for it, as on the waker's own path (tryToWakeUp:
