@@ -48,9 +48,6 @@ type remoteOp struct {
 	// and for a signal a lost claim leaves pending (claimWake).
 	trace int32
 	trCtx traceWho
-	// sent: for a wakeup the barrier completes for its waker (ttwuRaced),
-	// the signal's time, when its try_to_wake_up() began (0: t).
-	sent int64
 	// locked: opWake on the direct path: the waker took the target's rq
 	// lock and logged ttwu_do_activate()'s accesses to the target's
 	// lines in its own epoch (ttwu.go: tryToWakeUp).
@@ -60,6 +57,16 @@ type remoteOp struct {
 	// weave.Log.MarkNotify), and the target gets the wakeup when the
 	// weave has served it (ttwudeliver.go: deferredWake).
 	notified bool
+	// lag: a wakeup the barrier completed for its waker (ttwuRaced)
+	// reaches the wakee lag after t, the waker's work for it; raced: it
+	// is notified, its accesses logged at racedAt (deliverWake).
+	lag     int64
+	raced   bool
+	racedAt int64
+	// signalAt, when positive: the time of the signal a barrier-completed
+	// wakeup comes from, where try_to_wake_up() began (its sched_waking),
+	// t being moved past the wakee's dequeue or switch (ttwuRaced).
+	signalAt int64
 	// delayed: opWake of a wakee the waker saw queued, sched_delayed:
 	// ttwu_runnable() on its own CPU (delayed.go, ttwurunnable.go).
 	delayed bool
@@ -121,6 +128,7 @@ func (s *Sim) deliver() {
 	for i := range ops {
 		s.applyOp(&ops[i])
 	}
+	s.flushRacedWakes()
 	clear(ops)
 	s.opsBuf = ops[:0]
 }

@@ -67,10 +67,12 @@ import (
 //     a message's writer from its stamp and counts that writer's
 //     messages. A write that finds the pipe empty starts a new buffer at
 //     offset 0 of the recycled page (pipe->tmp_page, the page the reader
-//     released last); the stamp tells the reader. Whether it is empty is
-//     what the waker sees of the reader, as try_to_wake_up() decides: the
-//     reader asleep on the pipe (a write that finds it empty while the
-//     reader still runs merges here). Other writes merge into the page of
+//     released last); the stamp tells the reader. Whether it is empty,
+//     pipe_empty(head, tail) under the mutex, is the pipe's count of
+//     messages written and not yet copied out (queued, a SharedCount:
+//     the writer sees it as published at the last barrier plus its own
+//     CPU's writes, so a copy-out on another CPU in the same epoch is not
+//     seen). Other writes merge into the page of
 //     their turn at its offset, PAGE_SIZE/size messages a page. Every
 //     page is the one recycled frame (pipe->tmp_page is a one-page cache,
 //     so a pipe the reader keeps up with reuses one page): with more than
@@ -109,6 +111,10 @@ type Pipe struct {
 	// (wake_next_reader). Owned by the reader, Data's owner.
 	got    []int64
 	rslept bool
+	// queued counts the messages written and not yet copied out:
+	// pipe_write()'s was_empty is queued == 0 as the writer's CPU sees
+	// it.
+	queued *SharedCount
 }
 
 // Pipe geometry (x86-64, PAGE_SIZE 4 KiB).
@@ -229,6 +235,7 @@ func (s *Sim) NewPipe(spec PipeSpec) (*Pipe, error) {
 	p := &Pipe{
 		name: spec.Name, data: spec.Data, writers: spec.Writers, size: spec.Size, pages: 1,
 		sent: make([]int64, spec.Writers), wslept: make([]bool, spec.Writers), got: make([]int64, spec.Writers),
+		queued: s.NewSharedCount("pipe(" + spec.Name + ").queued"),
 	}
 	if spec.Size <= pipePageSize {
 		p.perPage = pipePageSize / spec.Size
@@ -514,10 +521,13 @@ func (p *Pipe) bufLen(slot int) weave.LineID {
 // action's signal to the reader; it stamps the signal (pipeStamp).
 func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 	const sym = SymPipeWrite
-	wasEmpty := false
+	// was_empty = pipe_empty(head, pipe->tail); the wakeup finds the
+	// reader on rd_wait if it sleeps there as the waker sees it.
+	wasEmpty, readerWaits := p.queued.readOn(rq) == 0, false
+	p.queued.addOn(rq, 1)
 	if o := p.data.owner; o != nil { // else the signal panics: an unbound semaphore
 		v := rq.taskView(o)
-		wasEmpty = asleepOn(v.state, v.waitingOn, p.data)
+		readerWaits = asleepOn(v.state, v.waitingOn, p.data)
 	}
 	slept := p.wslept[w]
 	// After a wait for room the loop starts a new buffer: no merge.
@@ -564,7 +574,7 @@ func (rq *RQ) pipeWrite(a *Action, p *Pipe, w int) {
 	rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym) // out: pipe_full(): wake_next_writer
 	rq.pipeUnlock(p)
 	if wasEmpty {
-		rq.pipeWake(p, rdWait, true, sym)
+		rq.pipeWake(p, rdWait, readerWaits, sym)
 	} else {
 		rq.pipeAccess(p.info[pipeLine1], hwmodel.Read, sym) // pipe->poll_usage
 	}
@@ -611,6 +621,7 @@ func (rq *RQ) pipeCopyOut(t *Task, p *Pipe) {
 	}
 	pos := p.got[w]*int64(p.writers) + int64(w)
 	p.got[w]++
+	p.queued.addOn(rq, -1)
 	slept := p.rslept
 	p.rslept = false
 	if slept {

@@ -327,3 +327,59 @@ func pipeMessages(t *testing.T, msgs int) (*Sim, *Pipe) {
 	}
 	return s, p
 }
+
+// TestPipeWriteFindsEmpty: pipe_write()'s was_empty is
+// pipe_empty(head, pipe->tail) (fs/pipe.c, v5.15 and v6.6), whatever the
+// reader is doing. A reader on CPU 0 copies each 100-byte message out,
+// hands the writer on CPU 1 a go (a semaphore of its own) and runs 20 us
+// before its next read(), so every write finds the pipe empty and the
+// reader running: each starts a buffer of its own (pipe->head++ under
+// rd_wait.lock), and each read releases it (pipe->tail++), two stores to
+// line 1 a message. Before, the writer took the reader's state for the
+// pipe's (a running reader: not empty) and merged every message into
+// the page of its turn, storing head only once a page.
+func TestPipeWriteFindsEmpty(t *testing.T) {
+	const msgs = 100
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	data, goSem := NewSem("pipe", 0), NewSem("go", 0)
+	p, err := s.NewPipe(PipeSpec{Name: "pipe", Data: data, Writers: 1, Size: 100, CPU: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, step := 0, 0
+	recv := Wait(data).OnPipe(p, PipeReadWait, 0)
+	out := Signal(goSem).OnPipe(p, PipeCopyOut, 0)
+	mustTask(t, s, TaskSpec{Comm: "reader", CPU: 0, Sems: []*Sem{data}, Prog: ProgramFunc(func(*Task) Action {
+		step++
+		switch {
+		case step%3 == 2:
+			return out
+		case step%3 == 0:
+			return Run(20 * us)
+		case n == msgs:
+			return Exit()
+		}
+		n++
+		return recv
+	})})
+	write, k := Signal(data).WithSync().OnPipe(p, PipeWrite, 0), 0
+	mustTask(t, s, TaskSpec{Comm: "writer", CPU: 1, Sems: []*Sem{goSem}, Prog: ProgramFunc(func(*Task) Action {
+		switch {
+		case k == 2*msgs-1:
+			return Exit()
+		case k%2 == 1:
+			k++
+			return Wait(goSem)
+		}
+		k++
+		return write
+	})})
+	if !s.RunUntil(200*ms, func() bool { return s.Live() == 0 }) {
+		t.Fatalf("%d tasks still live after 200 ms", s.Live())
+	}
+	stores := s.space.Stats().Lines[p.info[pipeLine1]].Ops[hwmodel.Write]
+	t.Logf("%d stores to head+tail for %d messages", stores, msgs)
+	if stores < 2*msgs {
+		t.Errorf("%d stores to the head+tail line for %d messages into an empty pipe: want pipe->head++ and pipe->tail++ for each", stores, msgs)
+	}
+}

@@ -299,7 +299,11 @@ func (s *Sim) activeBalance(src, dst *RQ, sd *Domain) {
 	s.touch(src)
 	s.touch(dst)
 	p := src.curr
-	if p == nil || !p.allowedOn(dst.cpu) || src.nrRunning != 1 {
+	// Simplified: a task stopped at an action's decision point (parked
+	// or held, hold.go) is inside its syscall until the barrier resumes
+	// it, and the model cannot take it off its CPU there: the push fails
+	// this time, as one that finds the task no longer alone does.
+	if p == nil || !p.allowedOn(dst.cpu) || src.nrRunning != 1 || src.parked.task != nil {
 		sd.Stats.ALBFailed++
 		return
 	}

@@ -39,8 +39,10 @@ func (c *SharedCount) String() string { return "count(" + c.name + ")" }
 // plus that CPU's own changes since the last barrier. Call it from t's
 // program (on t's CPU), or between runs and in a barrier hook, where it
 // is exact.
-func (c *SharedCount) Read(t *Task) int64 {
-	rq := t.sim.cpus[t.cpu]
+func (c *SharedCount) Read(t *Task) int64 { return c.readOn(t.sim.cpus[t.cpu]) }
+
+// readOn is the count as CPU rq sees it (Read).
+func (c *SharedCount) readOn(rq *RQ) int64 {
 	for _, e := range rq.countDeltas {
 		if e.c == c {
 			return c.pub + e.d
@@ -51,8 +53,10 @@ func (c *SharedCount) Read(t *Task) int64 {
 
 // Add adds d to the count on running task t's CPU; others see it after
 // the next barrier. Call it from t's program.
-func (c *SharedCount) Add(t *Task, d int64) {
-	rq := t.sim.cpus[t.cpu]
+func (c *SharedCount) Add(t *Task, d int64) { c.addOn(t.sim.cpus[t.cpu], d) }
+
+// addOn adds d to the count on CPU rq (Add).
+func (c *SharedCount) addOn(rq *RQ, d int64) {
 	for i := range rq.countDeltas {
 		if rq.countDeltas[i].c == c {
 			rq.countDeltas[i].d += d
@@ -127,6 +131,7 @@ func (s *Sim) SignalAtBarrier(waker *Task, sem *Sem, sync bool) {
 	op := remoteOp{kind: opSignal, t: s.epochEnd, from: from.cpu, task: sem.owner, sem: sem, stamp: s.epochEnd,
 		flags: flags, trCtx: traceWho{task: waker}}
 	s.applySignal(&op)
+	s.flushRacedWakes()
 }
 
 // SeesAsleepOn reports whether running task t's CPU sees task o asleep on

@@ -164,6 +164,9 @@ type barrierScratch struct {
 	// wakeQ[c]: waker c's claimed wakeups waiting for the weave to serve
 	// their marked last access (deferredWake).
 	wakeQ [][]deferredWake
+	// racedQ: this barrier's raced wakeups, queued after its other
+	// claims (flushRacedWakes).
+	racedQ []racedWake
 	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
 	// last pass's CPUs.
 	heldBuf, passBuf []int

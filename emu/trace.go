@@ -335,11 +335,12 @@ func (s *Sim) traceClaim(op *remoteOp, moved bool) {
 	fl, pc := uint8(tfIrqsOff), uint8(3)
 	ctx := op.trCtx
 	// try_to_wake_up() logs sched_waking when it begins, at the
-	// signal, and the rest after smp_cond_load_acquire(&p->on_cpu,
-	// !VAL): after the wakee's switch out.
+	// signal (a raced wakeup's t is past it: ttwuRaced), and the rest
+	// after smp_cond_load_acquire(&p->on_cpu, !VAL): after the wakee's
+	// switch out.
 	waking, at := op.t, max(op.t, p.offCPUAt+1)
-	if op.sent > 0 {
-		waking = op.sent
+	if op.signalAt > 0 {
+		waking = min(waking, op.signalAt)
 	}
 	waker.traceAppend(traceRec{t: waking, kind: trWaking, flags: fl, pc: pc, ctx: ctx, task: p, cpu: p.cpu})
 	if moved {

@@ -292,7 +292,7 @@ func (s *Sim) claimWake(op *remoteOp) {
 	if !asleepOn(p.state, p.waitingOn, op.sem) {
 		p.leavePending(op.sem, op.pendingSig())
 		if op.notified {
-			s.queueWake(op.from, deferredWake{dropped: true})
+			s.queueWakeOf(op, deferredWake{dropped: true})
 		}
 		return
 	}
@@ -320,17 +320,17 @@ func (s *Sim) claimWake(op *remoteOp) {
 	dst.republish = true
 	if op.wakelist {
 		if op.notified {
-			s.queueWake(op.from, deferredWake{dst: dst, wl: true, task: p, flags: op.flags, ev: event{t: op.t}})
+			s.queueWakeOf(op, deferredWake{dst: dst, wl: true, task: p, flags: op.flags, ev: event{t: op.t + op.lag}})
 			return
 		}
-		s.wakelistAdd(dst, waker, p, op.t, op.flags)
+		s.wakelistAdd(dst, waker, p, op.t+op.lag, op.flags)
 		return
 	}
-	ev := event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}}
+	ev := event{t: op.t + op.lag, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}}
 	if op.notified {
 		// The enqueue is visible when the waker's rq_unlock() is done,
 		// stall included: the weave says when (deliverWake).
-		s.queueWake(op.from, deferredWake{dst: dst, ev: ev})
+		s.queueWakeOf(op, deferredWake{dst: dst, ev: ev})
 		return
 	}
 	s.pushEnqueue(dst, ev)
@@ -393,21 +393,29 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 		t = p.sleptAt
 	}
 	c := *op
-	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed = opWake, prev, -1, false, false, false, false
-	c.sent = op.t
+	c.kind, c.target, c.recent, c.locked, c.notified, c.wakelist, c.delayed, c.raced, c.lag = opWake, prev, -1, false, false, false, false, false, 0
+	c.signalAt = op.t
 	waker.atBarrierLogged(func() {
+		// The wakee is woken (enqueued, or on the wake list) after the
+		// waker's work for it, as on the waker's own path (tryToWakeUp:
+		// its post carries the clock past OpTTWU, select_task_rq() and
+		// the enqueue under the target's lock). Here that work is debt,
+		// so its length (spent) is the wakeup's lag behind the signal.
+		debt0 := waker.debt
+		spent := func() int64 { return waker.debt - debt0 }
 		waker.cost(hwmodel.OpTTWU)
 		if t < p.offCPUAt && prev != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, prev, true) {
 			waker.ttwuStatRQ(prev)
 			waker.Stats.OnCPUWakeups++
 			waker.Stats.WakelistWakeups++
-			c.t, c.wakelist = t, true
+			c.t, c.lag, c.wakelist = t, spent(), true
 			s.claimWake(&c)
 			return
 		}
 		if t < p.offCPUAt {
 			waker.addDebt(SymTryToWakeUp, p.offCPUAt-t)
 			t = p.offCPUAt
+			debt0 = waker.debt // the spin is in t now
 		}
 		waker.sisRecent = -1
 		// The wakee as its owner sees it: the barrier sees every CPU exactly.
@@ -416,17 +424,25 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 		if cpu != prev {
 			c.flags |= wfMigrated
 		}
-		c.t, c.target, c.recent = t, cpu, waker.sisRecent
+		c.target, c.recent = cpu, waker.sisRecent
 		waker.ttwuStatRQ(cpu)
 		if cpu != waker.cpu && s.feat.Has(TTWU_QUEUE) && waker.ttwuQueueCond(p, cpu, false) {
 			waker.Stats.WakelistWakeups++
-			c.wakelist = true
+			c.t, c.lag, c.wakelist = t, spent(), true
 			s.claimWake(&c)
 			return
 		}
 		if c.locked = waker.ttwuDirectAt(s.cpus[cpu], p); c.locked {
 			waker.Stats.DirectWakeups++
+			// The enqueue is seen when the rq_unlock() completes, its
+			// misses under the target's lock included, as a direct
+			// wakeup's is (markWakeupNotify): the weave serves the
+			// accesses just logged at racedAt, and deliverWake moves
+			// the wakeup by what they took.
+			waker.log.MarkNotify()
+			c.notified, c.raced, c.racedAt = true, true, waker.now
 		}
+		c.t, c.lag = t, spent()
 		s.claimWake(&c)
 	})
 }

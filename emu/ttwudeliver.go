@@ -47,6 +47,40 @@ type deferredWake struct {
 	wl    bool
 	task  *Task
 	flags int
+	// raced: completed at the barrier for its waker (ttwuRaced), its
+	// accesses logged at at: the wakeup moves by their service time.
+	raced bool
+	at    int64
+}
+
+// queueWakeOf queues op's claimed wakeup (queueWake). A raced one's
+// accesses were logged at the barrier, after every access the waker had
+// logged, so its notice comes after those of the waker's other claims of
+// the same deliver: it waits in racedQ until they are queued
+// (flushRacedWakes, at the end of deliver and of SignalAtBarrier).
+func (s *Sim) queueWakeOf(op *remoteOp, d deferredWake) {
+	if !op.raced {
+		s.queueWake(op.from, d)
+		return
+	}
+	d.raced, d.at = true, op.racedAt
+	s.racedQ = append(s.racedQ, racedWake{waker: op.from, d: d})
+}
+
+// racedWake is a raced wakeup waiting for its place in wakeQ.
+type racedWake struct {
+	waker int
+	d     deferredWake
+}
+
+// flushRacedWakes queues the raced wakeups behind the other claims of
+// their batch, in the order their accesses were logged.
+func (s *Sim) flushRacedWakes() {
+	for i, r := range s.racedQ {
+		s.queueWake(r.waker, r.d)
+		s.racedQ[i] = racedWake{}
+	}
+	s.racedQ = s.racedQ[:0]
 }
 
 // queueWake appends a claimed wakeup of waker's to its queue:
@@ -73,7 +107,13 @@ func (s *Sim) deliverWake(waker int, t int64) {
 	if d.dropped {
 		return
 	}
-	d.ev.t = max(d.ev.t, t)
+	if d.raced {
+		// ev.t is the waker's signal plus its work for the wakeup; the
+		// weave served the accesses logged at d.at by t.
+		d.ev.t += max(0, t-d.at)
+	} else {
+		d.ev.t = max(d.ev.t, t)
+	}
 	s.touch(d.dst)
 	if d.wl {
 		s.wakelistAdd(d.dst, s.cpus[waker], d.task, d.ev.t, d.flags)

@@ -51,7 +51,7 @@ func (s *Sim) claimDelayed(op *remoteOp) bool {
 			return false
 		}
 		if op.notified {
-			s.queueWake(op.from, deferredWake{dropped: true})
+			s.queueWakeOf(op, deferredWake{dropped: true})
 		}
 		c := *op
 		c.delayed = false
@@ -69,7 +69,7 @@ func (s *Sim) claimDelayed(op *remoteOp) bool {
 	dst.republish = true
 	ev := event{t: op.t, kind: evMsg, msg: &message{kind: msgEnqueue, task: p, flags: op.flags, from: op.from, locked: op.locked}}
 	if op.notified {
-		s.queueWake(op.from, deferredWake{dst: dst, ev: ev})
+		s.queueWakeOf(op, deferredWake{dst: dst, ev: ev})
 		return true
 	}
 	s.pushEnqueue(dst, ev)
