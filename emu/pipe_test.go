@@ -280,7 +280,10 @@ func TestPipeUnlockDrains(t *testing.T) {
 	if unlock < x/2 {
 		t.Errorf("mutex_unlock stalls %.0f ns a message: want the drain of pipe_write's stores (about a transfer, %.1f ns)", unlock, x)
 	}
-	if write1 > 2*x {
+	// What pipe_write() still stalls on are its loads: the mutex's line
+	// and head/tail for was_empty (pipe_empty(), fs/pipe.c), about two
+	// transfers; with every store blocking it is ~22.
+	if write1 > 3*x {
 		t.Errorf("pipe_write stalls %.0f ns a message, %.1f transfers: want its stores buffered", write1, write1/x)
 	}
 }
