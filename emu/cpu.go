@@ -317,7 +317,11 @@ func (rq *RQ) handle(e *event) {
 		}
 		rq.hrtimerRunQueues()
 	case evTimer:
-		// hrtimer_wakeup() in interrupt context on this CPU.
+		// hrtimer_wakeup() in interrupt context on this CPU: the local
+		// timer interrupt's hrtimer_interrupt() (hrtimer.c v6.6) pays
+		// its entry, exit and timer work once, whatever it wakes (the
+		// tick's own interrupt is in OpTick's estimate; simplified).
+		rq.cost(hwmodel.OpHrtimerIRQ)
 		e.tm.cancelled = true
 		rq.tryToWakeUp(e.tm.task, nil, rq.now, 0)
 		rq.hrtimerRunQueues()

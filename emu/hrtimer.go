@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rqemu/rqemu/hwmodel"
 	"github.com/rqemu/rqemu/internal/heap"
 )
 
@@ -37,6 +38,9 @@ func (rq *RQ) sleepRange(t *Task, ns, slack int64) {
 	if slack < 0 || ns < 0 || ns+slack <= 0 {
 		panic(fmt.Sprintf("emu: task %v: Sleep(%d, slack %d): duration must be positive", t, ns, slack))
 	}
+	// hrtimer_nanosleep() -> do_nanosleep() -> hrtimer_sleeper_start_expires()
+	// -> hrtimer_start_range_ns() (kernel/time/hrtimer.c v6.6).
+	rq.cost(hwmodel.OpHrtimerStart)
 	t.timer = &sleepTimer{task: t, soft: rq.now + ns}
 	if slack > 0 {
 		rq.slackTimers++

@@ -61,6 +61,8 @@ const (
 	SymTouchAtime
 	SymMutexSpinOnOwner
 	SymOSQLock
+	SymHrtimerInterrupt
+	SymHrtimerStart
 	numKernelSymbols
 )
 
@@ -125,6 +127,12 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	SymTouchAtime:       "touch_atime",
 	SymMutexSpinOnOwner: "mutex_spin_on_owner",
 	SymOSQLock:          "osq_lock",
+	// A sleeper's hrtimer (hrtimer.go): armed by hrtimer_start_range_ns(),
+	// expired in the local timer interrupt, charged to hrtimer_interrupt()
+	// with the interrupt's entry and exit (simplified: no
+	// sysvec_apic_timer_interrupt / irq entry frames of their own).
+	SymHrtimerInterrupt: "hrtimer_interrupt",
+	SymHrtimerStart:     "hrtimer_start_range_ns",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
@@ -157,6 +165,8 @@ var opSymbol = [hwmodel.NumKernelOps]Symbol{
 	hwmodel.OpExitMMAP:      SymExitMMAP,
 	hwmodel.OpUnixSend:      SymSockSend,
 	hwmodel.OpUnixRecv:      SymSockRecv,
+	hwmodel.OpHrtimerIRQ:    SymHrtimerInterrupt,
+	hwmodel.OpHrtimerStart:  SymHrtimerStart,
 }
 
 // The names perf shows differ from the identities above by kernel

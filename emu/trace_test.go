@@ -54,12 +54,12 @@ func TestFtraceFormat(t *testing.T) {
 		// the waker's context: the waker, or the timer interrupt in
 		// whatever task runs (hog2 on CPU 0), irqs off in ttwu;
 		// target_cpu is task_cpu(p) before select_task_rq()
-		"waker-1001    [002] d..3.     0.001122: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=001",
-		"hog2-1003    [000] d.h2.     0.000303: sched_waking: comm=waker pid=1001 prio=120 target_cpu=000",
-		"hog2-1003    [000] d.h2.     0.000304: sched_migrate_task: comm=waker pid=1001 prio=120 orig_cpu=0 dest_cpu=2",
+		"waker-1001    [002] d..3.     0.001127: sched_waking: comm=wakee pid=1000 prio=120 target_cpu=001",
+		"hog2-1003    [000] d.h2.     0.000305: sched_waking: comm=waker pid=1001 prio=120 target_cpu=000",
+		"hog2-1003    [000] d.h2.     0.000306: sched_migrate_task: comm=waker pid=1001 prio=120 orig_cpu=0 dest_cpu=2",
 		// the wake-list drain in the IPI's handler on the WFI-idle CPU
 		// (arm64 does not poll), need-resched set
-		"<idle>-0       [002] dNh1.     0.000311: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
+		"<idle>-0       [002] dNh1.     0.000313: sched_wakeup: comm=waker pid=1001 prio=120 target_cpu=002",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("trace lacks %q", want)

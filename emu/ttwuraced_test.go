@@ -17,18 +17,40 @@ import (
 // other task, and nobody paid for the wakeup.
 func TestRacedWakeupSelects(t *testing.T) {
 	const prev = 1
+	// Whether a signal can race the sleep depends on where in its epoch
+	// the receiver sleeps (a sleep early in the epoch is settled at the
+	// barrier, hold.go), which moves with every cost on CPU 1: the
+	// receiver's run is lengthened by fractions of an epoch until the
+	// sleep falls where a signal races it.
+	var extra int64
 	run := func(signalAt int64) (s *Sim, r *Task) {
 		s = newSim(t, "hikey-8", "v6.6-eevdf")
 		// The other task on CPU 1, created first so that it runs
 		// first: asleep while the receiver starts, then a hog, queued
 		// when the receiver sleeps.
 		mustTask(t, s, TaskSpec{Comm: "hog", CPU: prev, Prog: Loop(Sleep(20*us), Run(10*ms))})
-		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us), Block(), Run(ms))})
+		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us+extra), Block(), Run(ms))})
 		wake := Action{Op: ActSignal, Sem: r.sem}
 		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: Loop(Run(signalAt), wake, Block())})
 		s.Run(2 * ms)
 		return s, r
 	}
+	raced := 0
+	for _, extra = range []int64{0, 500, 1000, 1500, 2000} {
+		raced += racedWakeupSelects(t, run, prev)
+		if raced > 0 {
+			break
+		}
+	}
+	if raced == 0 {
+		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
+	}
+	t.Logf("%d signal times raced the sleep (the receiver's run %d ns past 100 us)", raced, extra)
+}
+
+// racedWakeupSelects is TestRacedWakeupSelects's sweep of signal times
+// around one receiver's sleep: the number that raced it.
+func racedWakeupSelects(t *testing.T, run func(int64) (*Sim, *Task), prev int) int {
 	// Where the receiver sleeps, with no signal in sight.
 	s, r := run(time10s)
 	sleptAt, offAt := r.sleptAt, r.offCPUAt
@@ -58,10 +80,7 @@ func TestRacedWakeupSelects(t *testing.T) {
 			t.Errorf("signal at %+d ns: the sender's ttwu_count is 0", d)
 		}
 	}
-	if raced == 0 {
-		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
-	}
-	t.Logf("%d signal times raced the sleep", raced)
+	return raced
 }
 
 const time10s = 10_000 * ms
@@ -78,11 +97,12 @@ const time10s = 10_000 * ms
 // moved on.
 func TestTraceRacedWakeupOrder(t *testing.T) {
 	const prev = 1
+	var extra int64 // as in TestRacedWakeupSelects
 	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
 		s = newSim(t, "hikey-8", "v6.6-eevdf")
 		s.EnableTrace(2*ms, 0)
 		mustTask(t, s, TaskSpec{Comm: "hog", CPU: prev, Prog: Loop(Sleep(20*us), Run(10*ms))})
-		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us), Block(), Run(ms))})
+		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us+extra), Block(), Run(ms))})
 		step := 0
 		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
 			step++
@@ -98,10 +118,24 @@ func TestTraceRacedWakeupOrder(t *testing.T) {
 		s.Run(2 * ms)
 		return s, r, sent
 	}
-	s0, r0, _ := run(time10s)
-	sleptAt := r0.sleptAt
 	raced := 0
-	for d := -2 * s0.epoch; d <= 2*s0.epoch; d += 20 {
+	for _, extra = range []int64{0, 500, 1000, 1500, 2000} {
+		if raced > 0 {
+			break
+		}
+		s0, r0, _ := run(time10s)
+		raced += traceRacedWakeupOrder(t, run, s0.epoch, r0.sleptAt)
+	}
+	if raced == 0 {
+		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
+	}
+}
+
+// traceRacedWakeupOrder checks the traces of the signals around one
+// receiver's sleep (TestTraceRacedWakeupOrder): the number that raced it.
+func traceRacedWakeupOrder(t *testing.T, run func(int64) (*Sim, *Task, int64), epoch, sleptAt int64) int {
+	raced := 0
+	for d := -2 * epoch; d <= 2*epoch; d += 20 {
 		s, r, sent := run(sleptAt + d)
 		if s.cpus[2].Stats.RacedWakeups == 0 {
 			continue
@@ -132,7 +166,5 @@ func TestTraceRacedWakeupOrder(t *testing.T) {
 			}
 		}
 	}
-	if raced == 0 {
-		t.Fatal("no signal time raced the receiver's sleep: the scenario tests nothing")
-	}
+	return raced
 }

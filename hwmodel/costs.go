@@ -61,6 +61,8 @@ const (
 	OpExitMMAP
 	OpUnixSend
 	OpUnixRecv
+	OpHrtimerIRQ
+	OpHrtimerStart
 	NumKernelOps
 )
 
@@ -98,13 +100,16 @@ var kernelOps = [NumKernelOps]struct {
 	OpExitMMAP:      {"exit_mmap", func(c *CostSpec) **Sourced { return &c.ExitMMAP }},
 	OpUnixSend:      {"unix_send", func(c *CostSpec) **Sourced { return &c.UnixSend }},
 	OpUnixRecv:      {"unix_recv", func(c *CostSpec) **Sourced { return &c.UnixRecv }},
+	OpHrtimerIRQ:    {"hrtimer_irq", func(c *CostSpec) **Sourced { return &c.HrtimerIRQ }},
+	OpHrtimerStart:  {"hrtimer_start", func(c *CostSpec) **Sourced { return &c.HrtimerStart }},
 }
 
 // optionalOps may be left out of a spec: added after the first spec
 // files, which must keep working. Left out, an op costs 0, except the
 // AF_UNIX stream paths, which cost what the spec's sock_send and
 // sock_recv do (opFallback).
-var optionalOps = [NumKernelOps]bool{OpSwitchMM: true, OpPageFault: true, OpExitMMAP: true, OpUnixSend: true, OpUnixRecv: true}
+var optionalOps = [NumKernelOps]bool{OpSwitchMM: true, OpPageFault: true, OpExitMMAP: true, OpUnixSend: true, OpUnixRecv: true,
+	OpHrtimerIRQ: true, OpHrtimerStart: true}
 
 // opFallback is the op whose cost an optional op left out of a spec takes
 // (the spec files before unix_send and unix_recv priced AF_UNIX streams

@@ -211,6 +211,17 @@ type CostSpec struct {
 	// Optional: sock_send and sock_recv's costs when left out.
 	UnixSend *Sourced `yaml:"unix_send,omitempty" json:"unix_send,omitempty"`
 	UnixRecv *Sourced `yaml:"unix_recv,omitempty" json:"unix_recv,omitempty"`
+	// HrtimerIRQ is the local timer interrupt that expires a sleeper's
+	// hrtimer: IRQ entry and exit, hrtimer_interrupt()'s base lock and
+	// clock read, __hrtimer_run_queues() removing the timer, and
+	// tick_program_event() reprogramming the clock event device (x86:
+	// the TSC-deadline MSR write), without the wakeup itself.
+	// HrtimerStart is hrtimer_start_range_ns() arming a sleep
+	// (nanosleep(), usleep()): the base lock, the timerqueue insert and,
+	// when the timer is the earliest, the reprogramming. Both optional:
+	// 0 when left out.
+	HrtimerIRQ   *Sourced `yaml:"hrtimer_irq,omitempty" json:"hrtimer_irq,omitempty"`
+	HrtimerStart *Sourced `yaml:"hrtimer_start,omitempty" json:"hrtimer_start,omitempty"`
 }
 
 // DecodeSpec reads a spec strictly: unknown fields, trailing documents
