@@ -91,6 +91,15 @@ type probeSet struct {
 	set               func(*hwmodel.Calib, float64) // where the median goes; nil: a check only
 }
 
+// spreadChecked reports whether p's spread can make the host too noisy
+// to fit: the probes whose medians the calibration applies. The checks
+// (set nil: the copy-on-write shootdown) and the first-touch fault once
+// the copy-on-write fault is measured (it supersedes it:
+// hwmodel.Calib.applyPageFault) are printed with their spread only.
+func spreadChecked(p, firstTouch, cow *probeSet) bool {
+	return p.set != nil && !(p == firstTouch && len(cow.samples) > 0)
+}
+
 // Calibrate measures the host with the physical probes: a CAS ping-pong
 // for each distance class present among the allowed CPUs, an atomic-add
 // hammer with 1 and 2 writers on one line and on padded lines, a pipe
@@ -254,11 +263,13 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	}
 	rep.OtherLoad = load.Other()
 
-	names := make([]string, len(sets))
-	robust := make([]Robust, len(sets))
-	for i, p := range sets {
+	var names []string
+	var robust []Robust
+	for _, p := range sets {
 		r := RobustOf(p.samples)
-		names[i], robust[i] = p.probe, r
+		if spreadChecked(p, fault, cow) {
+			names, robust = append(names, p.probe), append(robust, r)
+		}
 		if p.set != nil {
 			p.set(cal, r.Median)
 		}

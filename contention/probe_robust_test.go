@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 // Fake probe samples: what a quiet host, one disturbed batch and a host
@@ -141,6 +143,28 @@ func TestParseProcStat(t *testing.T) {
 	} {
 		if _, err := parseProcStat([]byte(tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestSpreadChecked: only the probes the calibration applies can refuse
+// a fit; the first-touch fault only while no copy-on-write fault stands
+// in for it.
+func TestSpreadChecked(t *testing.T) {
+	set := func(*hwmodel.Calib, float64) {}
+	ping := &probeSet{probe: "ping", set: set}
+	first := &probeSet{probe: "first touch", set: set}
+	check := &probeSet{probe: "shootdown"}
+	cow := &probeSet{probe: "cow", set: set, samples: []float64{15}}
+	noCoW := &probeSet{probe: "cow", set: set}
+	for _, tc := range []struct {
+		p, cow *probeSet
+		want   bool
+	}{
+		{ping, cow, true}, {cow, cow, true}, {first, cow, false}, {first, noCoW, true}, {check, cow, false},
+	} {
+		if got := spreadChecked(tc.p, first, tc.cow); got != tc.want {
+			t.Errorf("%s (cow measured %v): %v, want %v", tc.p.probe, len(tc.cow.samples) > 0, got, tc.want)
 		}
 	}
 }

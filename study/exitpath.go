@@ -16,7 +16,7 @@ import (
 )
 
 // exitPathRuns is how many traced runs measureExitPath takes.
-const exitPathRuns = 5
+const exitPathRuns = 11
 
 // PerfExitPath measures a perf child's exit path on this host
 // (measureExitPath, exitPathRuns runs of the perf binary perf, "" for
