@@ -2,6 +2,7 @@ package bench
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/rqemu/rqemu/emu"
 )
@@ -125,7 +126,7 @@ func (r *WindowResult) Counters() map[string]float64 {
 	c := map[string]float64{}
 	for k, v := range r.End.Counters {
 		c[k] = v
-		if len(k) > 6 && k[:6] == "sched." {
+		if strings.HasPrefix(k, "sched.") {
 			c[k] = v - r.Start.Counters[k]
 		}
 	}
@@ -151,8 +152,8 @@ func (r *WindowResult) Profile(node int) []emu.ProfileEntry {
 
 // Switches are the tasks' voluntary and involuntary switches in the window.
 func (r *WindowResult) Switches() (vol, invol int64) {
-	c := r.Counters()
-	return int64(c["sched.nr_voluntary_switches"]), int64(c["sched.nr_involuntary_switches"])
+	d := func(k string) int64 { return int64(r.End.Counters[k] - r.Start.Counters[k]) }
+	return d("sched.nr_voluntary_switches"), d("sched.nr_involuntary_switches")
 }
 
 // LKP is the workload's lkp metrics at the window's rate (nil for a

@@ -60,3 +60,26 @@ func spawn(t testing.TB, s *Sim, spec TaskSpec) *Task {
 }
 
 const ms = int64(nsecPerMsec)
+
+// signaler starts a sender on cpu that computes for signalAt ns, signals
+// sem (calling atSend first, when given) and blocks; the returned
+// pointer holds the signal's time once it is sent.
+func signaler(t testing.TB, s *Sim, cpu int, signalAt int64, sem *Sem, atSend func()) *int64 {
+	t.Helper()
+	sent, step := new(int64), 0
+	mustTask(t, s, TaskSpec{Comm: "sender", CPU: cpu, Prog: ProgramFunc(func(*Task) Action {
+		step++
+		switch step {
+		case 1:
+			return Run(signalAt)
+		case 2:
+			*sent = s.cpus[cpu].now
+			if atSend != nil {
+				atSend()
+			}
+			return Action{Op: ActSignal, Sem: sem}
+		}
+		return Block()
+	})})
+	return sent
+}

@@ -22,20 +22,9 @@ func TestWaitRacesSignal(t *testing.T) {
 	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
 		s = newSim(t, "hikey-8", "v6.6-eevdf")
 		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(98*us), Block(), Run(10*ms))})
-		step := 0
-		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
-			step++
-			switch step {
-			case 1:
-				return Run(signalAt)
-			case 2:
-				sent = s.cpus[2].now
-				return Action{Op: ActSignal, Sem: r.sem}
-			}
-			return Block()
-		})})
+		at := signaler(t, s, 2, signalAt, r.sem, nil)
 		s.Run(2 * ms)
-		return s, r, sent
+		return s, r, *at
 	}
 	s, r, _ := run(time10s)
 	slept := r.sleptAt
@@ -99,23 +88,13 @@ func TestStallBeforeDequeue(t *testing.T) {
 	run := func(signalAt int64) (s *Sim, r *Task, sent int64) {
 		s = newSim(t, "hikey-8", "v6.6-eevdf")
 		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(98*us), Block(), Run(10*ms))})
-		step := 0
-		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
-			step++
-			switch step {
-			case 1:
-				return Run(signalAt)
-			case 2:
-				sent = s.cpus[2].now
-				if rq := s.cpus[1]; rq.parked.held && rq.debt == 0 {
-					rq.addDebt(SymTryToWakeUp, stall)
-				}
-				return Action{Op: ActSignal, Sem: r.sem}
+		at := signaler(t, s, 2, signalAt, r.sem, func() {
+			if rq := s.cpus[1]; rq.parked.held && rq.debt == 0 {
+				rq.addDebt(SymTryToWakeUp, stall)
 			}
-			return Block()
-		})})
+		})
 		s.Run(2 * ms)
-		return s, r, sent
+		return s, r, *at
 	}
 	s, probe, _ := run(time10s)
 	slept := probe.sleptAt

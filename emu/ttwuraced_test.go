@@ -103,20 +103,9 @@ func TestTraceRacedWakeupOrder(t *testing.T) {
 		s.EnableTrace(2*ms, 0)
 		mustTask(t, s, TaskSpec{Comm: "hog", CPU: prev, Prog: Loop(Sleep(20*us), Run(10*ms))})
 		r = spawn(t, s, TaskSpec{Comm: "receiver", CPU: prev, Prog: Loop(Run(100*us+extra), Block(), Run(ms))})
-		step := 0
-		mustTask(t, s, TaskSpec{Comm: "sender", CPU: 2, Prog: ProgramFunc(func(*Task) Action {
-			step++
-			switch step {
-			case 1:
-				return Run(signalAt)
-			case 2:
-				sent = s.cpus[2].now
-				return Action{Op: ActSignal, Sem: r.sem}
-			}
-			return Block()
-		})})
+		at := signaler(t, s, 2, signalAt, r.sem, nil)
 		s.Run(2 * ms)
-		return s, r, sent
+		return s, r, *at
 	}
 	raced := 0
 	for _, extra = range []int64{0, 500, 1000, 1500, 2000} {
