@@ -695,15 +695,19 @@ func (w *msgBench) Units() float64 {
 	return float64(n)
 }
 
-// WindowLKP is lkp's hackbench.throughput of a run that wrote perSec
-// messages a second throughout (Windowed): the parse's tasks x loops x
+// WindowLKP is lkp's hackbench.throughput keys of a run that wrote
+// perSec messages a second throughout (Windowed): the parse's tasks x loops x
 // datasize KiB is 2 x datasize / (fds x 1024) KiB per message written
 // (tasks 2 x fds x groups, messages fds x fds x groups x loops).
 func (w *msgBench) WindowLKP(perSec float64) map[string]float64 {
 	if !w.hackbench {
 		return nil
 	}
-	return map[string]float64{"throughput": perSec * 2 * float64(w.datasize) / (float64(w.fds) * 1024)}
+	// One run at one rate is its own best, mean and worst (lkp's keys of
+	// a single iteration), so all four are the window's; the report's
+	// would be those of a run stopped at the window's end (-window-to).
+	th := perSec * 2 * float64(w.datasize) / (float64(w.fds) * 1024)
+	return map[string]float64{"throughput": th, "throughput_best": th, "throughput_avg": rubyRound2(th), "throughput_worst": th}
 }
 
 // stoppedEarly is the line an interrupted run prints before its time.

@@ -32,8 +32,13 @@ type RunConfig struct {
 	// barrier; the result is then marked Interrupted.
 	Stop <-chan struct{}
 	// Window, when set, reads the run's numbers over a measurement
-	// window too (Result.Window; window.go).
+	// window too (Result.Window; window.go); a Window.To ends the run.
 	Window *Window
+	// Interval > 0 (a multiple of Chunk) calls OnInterval at every
+	// multiple of it, with the snapshots at the interval's two ends
+	// (perf stat -I; interval.go).
+	Interval   int64
+	OnInterval func(prev, cur *Snapshot)
 }
 
 // Chunk is the virtual time between progress calls. Chunk boundaries are
@@ -45,9 +50,11 @@ const Chunk = 1_000_000
 type Result struct {
 	Sim      *emu.Sim
 	Workload Workload
-	// Complete: the workload finished by itself (all loops done) or ran
-	// its whole duration. Interrupted: Stop ended it first.
+	// Complete: the workload finished by itself (all loops done), ran
+	// its whole duration, or ran to its window's end (Window.To; then
+	// WindowEnded too). Interrupted: Stop ended it first.
 	Complete    bool
+	WindowEnded bool
 	Interrupted bool
 	// Failure is what made the workload fail, whatever the time run (an
 	// rt-app deadlock), from its Failure method.
@@ -118,7 +125,17 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	}
 	var ww *windowWatch
 	if cfg.Window != nil {
-		ww = &windowWatch{from: cfg.Window.From}
+		ww = &windowWatch{from: cfg.Window.From, to: cfg.Window.To}
+		if ww.to > 0 {
+			if ww.to <= ww.from {
+				return nil, flagErr("-window-to", "%.3f ms is not after the window's start %.3f ms (allowed: a time after -window-from)", float64(ww.to)/1e6, float64(ww.from)/1e6)
+			}
+			limit = min(limit, ww.to)
+		}
+	}
+	iv, err := newIntervals(cfg, s, w)
+	if err != nil {
+		return nil, err
 	}
 	for s.Now() < limit {
 		end := min((s.Now()/Chunk+1)*Chunk, limit)
@@ -128,15 +145,21 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 		if ww != nil {
 			ww.boundary(s, w)
 		}
+		iv.boundary(s, w)
 		if cfg.Progress != nil {
 			cfg.Progress(s.Now(), limit)
 		}
 	}
 	if ww != nil {
 		ww.boundary(s, w) // the run's end: the window's when no task exited
-		if res.Window, err = ww.result(); err != nil {
+		if res.Window, err = ww.result(s.Now()); err != nil && !res.Interrupted {
 			return nil, err
-		}
+		} // an interrupted run prints what it ran, without its window
+
+	}
+	if !res.Complete && !res.Interrupted && ww != nil && ww.to > 0 && s.Now() >= ww.to {
+		// Ran to its window's end: the length asked for.
+		res.Complete, res.WindowEnded = true, true
 	}
 	if !res.Complete && !res.Interrupted {
 		// Ran to the limit: a duration-bound workload is complete; one

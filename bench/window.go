@@ -22,9 +22,17 @@ import (
 // numbers are as deterministic as the run's. The window is [the first
 // boundary at or after From, the last boundary before the first exit],
 // or the run's end when no task exits.
+//
+// A window may also end at To: the run stops there, whether or not the
+// workload is done, as `perf stat -D 10000 -a -- sleep 60` measures a
+// minute of a longer run. That is how a run that lkp lets go for
+// minutes (hackbench -l 60000) is read in its steady state without
+// emulating its minutes: the loops stay lkp's, so the pipes and sockets
+// fill as they do on the real machine, and the run ends at To.
 
-// Window asks for a measurement window from From ns of virtual time.
-type Window struct{ From int64 }
+// Window asks for a measurement window from From ns of virtual time, to
+// the first task's exit or, when To > 0, to To ns (the run ends there).
+type Window struct{ From, To int64 }
 
 // Snapshot is the machine's cumulative numbers at one chunk boundary.
 type Snapshot struct {
@@ -87,6 +95,7 @@ func anyExited(s *emu.Sim) bool {
 // windowWatch follows a run's chunk boundaries for its window.
 type windowWatch struct {
 	from  int64
+	to    int64 // 0: the first exit
 	start *Snapshot
 	last  *Snapshot // the latest boundary before any exit
 	ended bool
@@ -94,7 +103,7 @@ type windowWatch struct {
 
 // boundary is called at every chunk boundary (and at the run's end).
 func (ww *windowWatch) boundary(s *emu.Sim, w Workload) {
-	if ww.ended || s.Now() < ww.from {
+	if ww.ended || s.Now() < ww.from || (ww.to > 0 && s.Now() > ww.to) {
 		return
 	}
 	if anyExited(s) {
@@ -108,8 +117,12 @@ func (ww *windowWatch) boundary(s *emu.Sim, w Workload) {
 	ww.last = sn
 }
 
-// result is the window, or an error saying why the run has none.
-func (ww *windowWatch) result() (*WindowResult, error) {
+// result is the window, or an error saying why the run has none; now is
+// where the run ended.
+func (ww *windowWatch) result(now int64) (*WindowResult, error) {
+	if ww.to > 0 && now < ww.to {
+		return nil, flagErr("-window-to", "no measurement window: the run ended at %.3f ms, before the window's end %.3f ms (allowed: a time the run reaches)", float64(now)/1e6, float64(ww.to)/1e6)
+	}
 	if ww.start == nil {
 		return nil, flagErr("-window-from", "no measurement window: a task exited, or the run ended, before %.3f ms of virtual time (allowed: a time before the first exit)", float64(ww.from)/1e6)
 	}
@@ -169,7 +182,7 @@ func (r *WindowResult) LKP(w Workload) map[string]float64 {
 // WindowLKPStats is lkp's stats of a run (LKPStats) with the keys the
 // window reads (WindowResult.LKP) at the window's rate, prefixed as
 // LKPStats prefixes them; keys the window does not read stay the whole
-// run's (hackbench's throughput_worst, for instance).
+// run's (hackbench's instance keys, for instance).
 func WindowLKPStats(workload string, whole map[string]float64, r *WindowResult, w Workload) map[string]float64 {
 	win := r.LKP(w)
 	if len(win) == 0 {

@@ -89,7 +89,7 @@ type runFlags struct {
 	lines                              int
 	trace                              string
 	traceWindow                        time.Duration
-	windowFrom                         time.Duration
+	windowFrom, windowTo, interval     time.Duration
 	cpuprofile, fgprofFile, memFile    string
 	ndjson                             string
 }
@@ -420,8 +420,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "emu: %.3f s virtual in %.2f s host (%s, %s driver, seed %d)\n", float64(res.Sim.Now())/1e9, hostSec, st.m.Name, f.driver, f.seed)
 	if win := res.Window; win != nil {
 		c := win.Counters()
-		fmt.Fprintf(stderr, "emu: window %.3f-%.3f s (-window-from to the first exit): %.0f context switches/s, %.0f migrations/s, %.0f wakeups/s",
-			c["run.window_from_sec"], c["run.window_to_sec"], c["rate.context_switches_per_sec"], c["rate.migrations_per_sec"], c["rate.wakeups_per_sec"])
+		to := "the first exit"
+		if f.windowTo > 0 {
+			to = "-window-to"
+		}
+		fmt.Fprintf(stderr, "emu: window %.3f-%.3f s (-window-from to %s): %.0f context switches/s, %.0f migrations/s, %.0f wakeups/s",
+			c["run.window_from_sec"], c["run.window_to_sec"], to, c["rate.context_switches_per_sec"], c["rate.migrations_per_sec"], c["rate.wakeups_per_sec"])
 		if lkp := win.LKP(res.Workload); lkp != nil {
 			for _, k := range slices.Sorted(maps.Keys(lkp)) {
 				fmt.Fprintf(stderr, ", %s.%s %.0f", bench.LKPProgram(st.spec.Name), k, lkp[k])
@@ -463,6 +467,8 @@ func (f *runFlags) declareRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.trace, "trace", "", "write the sched tracepoints (switch, waking, wakeup, wakeup_new, migrate_task, process_fork, process_exit, process_free, stat_runtime; stat_wait and stat_sleep with sched_schedstats=1) to FILE (FILE.dat: trace-cmd trace.dat; else ftrace text) and Chrome-JSON counters to FILE.counters.json")
 	fs.DurationVar(&f.traceWindow, "trace-window", 100*time.Millisecond, "virtual time covered by -trace, from the start")
 	fs.DurationVar(&f.windowFrom, "window-from", 0, "measure the counters, profile and lkp metrics of -json and -o over a window of virtual time, from this time (perf stat -D) to the first task's exit, as lkp's minutes-long runs average a steady state (0: the whole run)")
+	fs.DurationVar(&f.windowTo, "window-to", 0, "end the window, and the run, at this virtual time, done or not (perf stat -a -- sleep N over a longer run): a run with lkp's loops read in its steady state (0: the first task's exit)")
+	fs.DurationVar(&f.interval, "interval", 0, "print perf stat -I's counts every this much virtual time on stderr (task-clock, context-switches, cpu-migrations; then nr_running, migrations per wakeup and the workload's lkp rate), a multiple of 1ms (0: none)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the emulator itself to FILE")
 	fs.StringVar(&f.fgprofFile, "fgprof", "", "write an fgprof (on- and off-CPU) profile of the emulator to FILE")
 	fs.StringVar(&f.memFile, "memprofile", "", "write a Go heap profile of the emulator at the end to FILE")
@@ -498,6 +504,12 @@ func planRun(f *runFlags, st *setup, stdout, stderr io.Writer) (*runPlan, error)
 	}
 	if f.windowFrom < 0 || f.windowFrom > bench.MaxSeconds*time.Second {
 		return nil, usagef("-window-from: %v is out of range (allowed: 0, the whole run, up to %ds of virtual time)", f.windowFrom, bench.MaxSeconds)
+	}
+	if f.windowTo < 0 || f.windowTo > bench.MaxSeconds*time.Second || (f.windowTo > 0 && f.windowTo <= f.windowFrom) {
+		return nil, usagef("-window-to: %v is out of range (allowed: 0, the first exit, or after -window-from %v, up to %ds of virtual time)", f.windowTo, f.windowFrom, bench.MaxSeconds)
+	}
+	if f.interval < 0 || f.interval%time.Millisecond != 0 {
+		return nil, usagef("-interval: %v is not a whole number of milliseconds (allowed: 0, none, or 1ms, 2ms, ...)", f.interval)
 	}
 	var cpus []int
 	if f.profileCPUs != "" {
@@ -559,14 +571,22 @@ func (p *runPlan) execute(stderr io.Writer) (res *bench.Result, hostSec float64,
 	if f.trace != "" {
 		cfg.TraceWindow = int64(f.traceWindow)
 	}
-	if f.windowFrom > 0 {
-		cfg.Window = &bench.Window{From: int64(f.windowFrom)}
+	if f.windowFrom > 0 || f.windowTo > 0 {
+		cfg.Window = &bench.Window{From: int64(f.windowFrom), To: int64(f.windowTo)}
 	}
 	host0 := time.Now()
 	var prog *progress
 	if f.progress {
 		prog = newProgress(newStatusLine(stderr), host0, p.w, p.st)
+		if f.windowTo > 0 {
+			prog.loops = nil // the run ends at -window-to: its time is its progress
+			prog.atMost = false
+		}
 		cfg.Progress = prog.update
+	}
+	if f.interval > 0 {
+		cfg.Interval = int64(f.interval)
+		cfg.OnInterval = intervalPrinter(stderr, p.w, p.st.spec.Name, len(p.st.m.CPUs), prog.clear)
 	}
 	res, err = bench.Execute(p.w, cfg)
 	// The run is over: a signal from here on (say, while an output FIFO
@@ -742,6 +762,9 @@ func writeRunJSON(w io.Writer, f *runFlags, featSpec string, st *setup, res *ben
 	}
 	if f.windowFrom > 0 {
 		out["config"].(map[string]any)["window_from_sec"] = f.windowFrom.Seconds()
+	}
+	if f.windowTo > 0 {
+		out["config"].(map[string]any)["window_to_sec"] = f.windowTo.Seconds()
 	}
 	if lkp != nil {
 		out["lkp"] = lkp

@@ -356,3 +356,41 @@ func TestRunWindow(t *testing.T) {
 		t.Errorf("stderr lacks the window line: %s", errs)
 	}
 }
+
+// TestRunWindowToInterval: -window-to ends a run that lkp's loops would
+// make long at the window's end (exit 0, hackbench's stopped-early
+// report, config.window_to_sec), and -interval prints perf stat -I's
+// lines for each interval on stderr, then emu's line with the rates.
+func TestRunWindowToInterval(t *testing.T) {
+	code, out, errs := runEmu("run", "-topo", "hikey-8", "-workload", "hackbench", "-g", "4", "-f", "10", "-l", "100000", "-progress=false", "-json",
+		"-window-from", "2ms", "-window-to", "8ms", "-interval", "2ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Config   map[string]any     `json:"config"`
+		Report   string             `json:"report"`
+		Complete bool               `json:"complete"`
+		Counters map[string]float64 `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Complete || r.Config["window_to_sec"] != 0.008 || r.Counters["run.window_to_sec"] != 0.008 || !strings.Contains(r.Report, "stopped early: 0.008 s ran") {
+		t.Errorf("complete %v, config window_to_sec %v, window to %v, report %q", r.Complete, r.Config["window_to_sec"], r.Counters["run.window_to_sec"], r.Report)
+	}
+	if n := strings.Count(errs, "#           time             counts unit events"); n != 1 {
+		t.Errorf("%d perf stat -I headers, want 1:\n%s", n, errs)
+	}
+	for _, at := range []string{"0.002000000", "0.004000000", "0.006000000", "0.008000000"} {
+		for _, ev := range []string{"msec task-clock", "context-switches", "cpu-migrations"} {
+			if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(at) + `\s+[\d,.]+\s+` + ev).MatchString(errs) {
+				t.Errorf("no %s line at %s:\n%s", ev, at, errs)
+			}
+		}
+	}
+	if !strings.Contains(errs, "emu: interval 0.006-0.008 s: ") || !strings.Contains(errs, "migrations per wakeup, hackbench.throughput ") ||
+		!strings.Contains(errs, "emu: window 0.002-0.008 s (-window-from to -window-to)") {
+		t.Errorf("stderr lacks emu's interval or window line:\n%s", errs)
+	}
+}

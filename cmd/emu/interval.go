@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/rqemu/rqemu/bench"
+)
+
+// intervalPrinter prints perf stat -I's lines for each interval of a
+// run (-interval): the software events perf stat counts for the command
+// (task-clock, context-switches, cpu-migrations, with perf's shadow
+// metrics: CPUs utilized, and each count per second of task-clock), then
+// an emu line with what perf stat cannot count: nr_running per CPU (the
+// tasks' time on a runqueue over the CPUs' time, Little's law),
+// migrations per wakeup, and the workload's lkp metrics at the
+// interval's rate. task-clock is the tasks' run time as the runqueues
+// account it at switches (rq_cpu_time), so a slice still running at the
+// interval's end counts in the next one.
+func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, clear func()) func(prev, cur *bench.Snapshot) {
+	first := true
+	return func(prev, cur *bench.Snapshot) {
+		clear()
+		if first {
+			fmt.Fprintln(w, "#           time             counts unit events")
+			first = false
+		}
+		d := func(k string) float64 { return cur.Counters[k] - prev.Counters[k] }
+		sec := float64(cur.At-prev.At) / 1e9
+		at := fmt.Sprintf("%6d.%09d", cur.At/1e9, cur.At%1e9)
+		taskMS := d("sched.RQCPUTime") / 1e6
+		cs, mig := d("sched.NrSwitches"), float64(cur.Migrations-prev.Migrations)
+		fmt.Fprintf(w, "%s %18s msec %-32s #  %7.3f CPUs utilized\n", at, commas(taskMS, 2), "task-clock", taskMS/1e3/sec)
+		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(cs, 0), "context-switches", perTaskSec(cs, taskMS))
+		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(mig, 0), "cpu-migrations", perTaskSec(mig, taskMS))
+		nr := (d("sched.RQCPUTime") + d("sched.RunDelay")) / (sec * 1e9 * float64(max(cpus, 1)))
+		line := fmt.Sprintf("emu: interval %.3f-%.3f s: %.2f nr_running per CPU, %.0f context switches/s, %.0f migrations/s, %.3f migrations per wakeup",
+			float64(prev.At)/1e9, float64(cur.At)/1e9, nr, cs/sec, mig/sec, mig/max(float64(cur.Wakeups-prev.Wakeups), 1))
+		if lkp := (&bench.WindowResult{Start: prev, End: cur}).LKP(wl); lkp != nil {
+			for _, k := range slices.Sorted(maps.Keys(lkp)) {
+				line += fmt.Sprintf(", %s.%s %.0f", bench.LKPProgram(workload), k, lkp[k])
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// perTaskSec is perf's shadow metric of a software event: the count per
+// second of task-clock, scaled as perf scales it.
+func perTaskSec(n, taskMS float64) string {
+	if taskMS == 0 {
+		return fmt.Sprintf("%8.3f /sec", 0.0)
+	}
+	r := n / (taskMS / 1e3)
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%8.3f M/sec", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%8.3f K/sec", r/1e3)
+	}
+	return fmt.Sprintf("%8.3f /sec", r)
+}
+
+// commas is v with prec decimals and its integer part grouped by
+// thousands, as perf stat prints counts (its big_num).
+func commas(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	intPart, frac := s, ""
+	if i := len(s) - prec - 1; prec > 0 && i > 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	neg := len(intPart) > 0 && intPart[0] == '-'
+	if neg {
+		intPart = intPart[1:]
+	}
+	var out []byte
+	for i, c := range []byte(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c)
+	}
+	if neg {
+		return "-" + string(out) + frac
+	}
+	return string(out) + frac
+}
