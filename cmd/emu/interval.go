@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/rqemu/rqemu/bench"
+	"github.com/rqemu/rqemu/emu"
 )
 
 // intervalPrinter prints perf stat -I's lines for each interval of a
@@ -17,9 +18,11 @@ import (
 // an emu line with what perf stat cannot count: nr_running per CPU (the
 // tasks' time on a runqueue over the CPUs' time, Little's law),
 // migrations per wakeup, and the workload's lkp metrics at the
-// interval's rate. task-clock is the tasks' run time as the runqueues
-// account it at switches (rq_cpu_time), so a slice still running at the
-// interval's end counts in the next one.
+// interval's rate. task-clock is the CPUs' time out of the idle loop,
+// from the profile, which is charged up to the interval's end (the
+// runqueues' rq_cpu_time is added at switches, so a slice still running
+// at the end would count in the next interval); it is the lkp-base rows'
+// "CPUs utilized" over the interval.
 func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, clear func()) func(prev, cur *bench.Snapshot) {
 	first := true
 	return func(prev, cur *bench.Snapshot) {
@@ -31,7 +34,7 @@ func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, 
 		d := func(k string) float64 { return cur.Counters[k] - prev.Counters[k] }
 		sec := float64(cur.At-prev.At) / 1e9
 		at := fmt.Sprintf("%6d.%09d", cur.At/1e9, cur.At%1e9)
-		taskMS := d("sched.RQCPUTime") / 1e6
+		taskMS := float64(busyNS(cur)-busyNS(prev)) / 1e6
 		cs, mig := d("sched.NrSwitches"), float64(cur.Migrations-prev.Migrations)
 		fmt.Fprintf(w, "%s %18s msec %-32s #  %7.3f CPUs utilized\n", at, commas(taskMS, 2), "task-clock", taskMS/1e3/sec)
 		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(cs, 0), "context-switches", perTaskSec(cs, taskMS))
@@ -46,6 +49,18 @@ func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, 
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// busyNS is the CPUs' time out of the idle loop up to sn.
+func busyNS(sn *bench.Snapshot) int64 {
+	idle := emu.IdleLoopSymbols()
+	var ns int64
+	for _, p := range sn.Profile {
+		if !slices.Contains(idle, p.Symbol) {
+			ns += p.NS
+		}
+	}
+	return ns
 }
 
 // perTaskSec is perf's shadow metric of a software event: the count per
