@@ -26,14 +26,17 @@ type Run struct {
 	// WindowFrom > 0 measures the run from that many virtual seconds to
 	// its first task's exit (emu run -window-from; bench.Window).
 	WindowFrom float64 `json:"window_from_sec,omitempty"`
+	// WindowTo > 0 ends the window, and the run, at that many virtual
+	// seconds (emu run -window-to; Length.Until).
+	WindowTo float64 `json:"window_to_sec,omitempty"`
 }
 
 // window is the run's bench.Window, nil for the whole run.
 func (r Run) window() *bench.Window {
-	if r.WindowFrom <= 0 {
+	if r.WindowFrom <= 0 && r.WindowTo <= 0 {
 		return nil
 	}
-	return &bench.Window{From: int64(r.WindowFrom * 1e9)}
+	return &bench.Window{From: int64(r.WindowFrom * 1e9), To: int64(r.WindowTo * 1e9)}
 }
 
 // CommandLine is the run as an emu command line (without the seed).
@@ -45,13 +48,16 @@ func (r Run) CommandLine() string {
 	if r.WindowFrom > 0 {
 		parts = append(parts, "-window-from", time.Duration(r.WindowFrom*1e9).String())
 	}
+	if r.WindowTo > 0 {
+		parts = append(parts, "-window-to", time.Duration(r.WindowTo*1e9).String())
+	}
 	return strings.Join(parts, " ")
 }
 
 // key identifies a run and its seed (the engine settings are the
 // runner's, the same for every run).
 func (r Run) key(seed uint64) string {
-	return fmt.Sprintf("%s|%s|%s|%q|%g|%d", r.Topo, r.Features, r.Workload, r.Args, r.WindowFrom, seed)
+	return fmt.Sprintf("%s|%s|%s|%q|%g|%g|%d", r.Topo, r.Features, r.Workload, r.Args, r.WindowFrom, r.WindowTo, seed)
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.

@@ -34,14 +34,20 @@ var (
 	nanosleepLen = Length{Default: 0.06, Quick: 0.004, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
 	// stressNGLen: sem's and switch's ops take microseconds.
 	stressNGLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
-	// lkpHackbenchLen: lkp's -l 60000 at 50% of 128 CPUs is minutes;
-	// 200 loops of 64 groups is about two minutes of host time. The rows
-	// are measured over the whole run, start and tail included (stop 49
-	// measured them over a window, -window-from 10ms to the first exit:
-	// the note has the numbers; the pipe rows' first sender exits before
-	// 10 ms at this length, and the socket rows' window still holds the
-	// placement's settling).
-	lkpHackbenchLen = Length{Default: 200, Quick: 20, Int: true, Unit: "loops (hackbench -l; lkp: 30000 * nr_cpu / groups)"}
+	// lkpHackbenchLen: lkp's hackbench runs for minutes (-l 30000 *
+	// nr_cpu / groups: 60000 loops at 64 groups of icl-2s), an average of
+	// its steady state: its pipes and sockets full, senders sleeping on
+	// them, the placement settled. The rows run lkp's loops and stop at the
+	// window's end (Until), measured from 0.3 s: stop 50's -interval series
+	// (icl-2s, 128 groups, sockets) show migrations per wakeup falling from
+	// 0.3 in the first 40 ms to 0.1 at 0.15 s and 0.04-0.05 at 0.3-0.4 s
+	// (the balancer's NUMA level settling), and the pipe rows reach their
+	// full pipes within 50 ms; before stop 50 the rows ran 200 loops to
+	// their end, all start and tail (a sender's 200 messages fit a pipe's
+	// 655, so no sender slept). The quick scale is a smoke test (a window
+	// of 3 ms inside the start, from 2 ms).
+	lkpHackbenchLen = Length{Default: 0.5, Quick: 0.005, Seconds: true, Until: true, Window: 0.3, QuickWindow: 0.002,
+		Unit: "s virtual (-window-to; hackbench -l is lkp's 30000 * nr_cpu / groups)"}
 )
 
 // lkp-base's metrics.
@@ -107,13 +113,15 @@ const nanosleepBound = "at 8.78 M sleeps/s of at most 13.8 us asked + 50 us slac
 // pub is m with its published value.
 func pub(m Metric, v float64) Metric { m.Pub = v; return m }
 
-// lkpHackbench is lkp's hackbench command line for groups groups.
-func lkpHackbench(groups int, mode string, pipe bool) []string {
+// lkpHackbench is lkp's hackbench command line for groups groups on a
+// machine of cpus CPUs (programs/hackbench/run: -l 30000 * nr_cpu /
+// nr_threads, nr_threads the groups).
+func lkpHackbench(cpus, groups int, mode string, pipe bool) []string {
 	args := []string{"-g", fmt.Sprint(groups), "-f", "20", "--" + mode}
 	if pipe {
 		args = append(args, "--pipe")
 	}
-	return append(args, "-l", "{L}", "-s", "100", "-cgroup", lkpCgroup)
+	return append(args, "-l", fmt.Sprint(30000*cpus/groups), "-s", "100", "-cgroup", lkpCgroup)
 }
 
 var lkpBase = &Study{
@@ -136,7 +144,7 @@ var lkpBase = &Study{
 				pub(idleSelf, 8.19), pub(nrRunning, 2.05),
 			}},
 		{Label: "hb-icl-process-pipe", Topo: "icl-2s", Features: "v6.6-eevdf", Workload: "hackbench",
-			Args: lkpHackbench(64, "process", true), Length: lkpHackbenchLen,
+			Args: lkpHackbench(128, 64, "process", true), Length: lkpHackbenchLen,
 			Metrics: []Metric{
 				pub(hbThroughputLKP, 1052797), pub(csPerSec, 9.03), pub(migPerSec, 0.544),
 				pub(volInvol, 4.41/0.99),
@@ -144,28 +152,28 @@ var lkpBase = &Study{
 		{Label: "hb-epyc-threads-pipe", Topo: "epyc-9654-2s", Features: "v6.5-cfs", Workload: "hackbench",
 			// The l2-ttwu-epyc load, measured with perf stat: run where
 			// that study runs it (a login session's cgroup).
-			Args:   []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "{L}", "-s", "100", "-cgroup", "user.slice/user-1000.slice/session-1.scope"},
-			Length: epycLen,
+			Args:   []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "480000", "-s", "100", "-cgroup", "user.slice/user-1000.slice/session-1.scope"},
+			Length: lkpHackbenchLen,
 			Metrics: []Metric{
 				hbThroughputLKP, pub(csPerSec, 9.27), pub(migPerSec, 2.41), pub(cpusUtilized, 253),
 			}},
 		// v6.11 tip: delayed dequeue, before PREEMPT_SHORT (v6.11-eevdf).
 		{Label: "hb-spr-process-socket", Topo: "spr-2s", Features: "v6.11-eevdf", Workload: "hackbench",
-			Args: lkpHackbench(112, "process", false), Length: lkpHackbenchLen,
+			Args: lkpHackbench(224, 112, "process", false), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 623219), pub(csPerSec, 4.71), pub(migPerSec, 0.602), pub(nrRunning, 8.92), pub(volInvol, 6.48/1.65)}},
 		// v6.13-rc: the model has no rule of v6.13's that v6.12 lacks, so the
 		// row runs v6.12-eevdf (simplified).
 		{Label: "hb-icl-threads-pipe", Topo: "icl-2s", Features: "v6.12-eevdf", Workload: "hackbench",
-			Args: lkpHackbench(64, "threads", true), Length: lkpHackbenchLen,
+			Args: lkpHackbench(128, 64, "threads", true), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 823004), pub(migPerSec, 0.577), pub(nrRunning, 6.10)}},
 		// v6.14-rc tip: run as v6.12-eevdf, with v6.12's base slice (the
 		// model has no v6.14 profile; simplified).
 		{Label: "hb-icl-process-socket", Topo: "icl-2s", Features: "v6.12-eevdf", Workload: "hackbench",
-			Args: lkpHackbench(128, "process", false), Length: lkpHackbenchLen,
+			Args: lkpHackbench(128, 128, "process", false), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 433157), pub(csPerSec, 1.66), pub(migPerSec, 0.0446), pub(volInvol, 2.02/0.40)}},
 		// v6.12-rc1: PREEMPT_SHORT with update_curr()'s rq->nr_running test.
 		{Label: "hb-icl-threads-socket", Topo: "icl-2s", Features: "v6.12-eevdf,+RESCHED_RQ_NR_RUNNING", Workload: "hackbench",
-			Args: lkpHackbench(128, "threads", false), Length: lkpHackbenchLen,
+			Args: lkpHackbench(128, 128, "threads", false), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
 	},
 	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},

@@ -87,7 +87,11 @@ func (r *Runner) length(l Length, half bool) string {
 	if r.L > 0 && l.Seconds {
 		v = r.L
 	}
-	if half {
+	if half && l.Until {
+		// The window half as long: its end half way from its start.
+		w := r.window(l)
+		v = w + (v-w)/2
+	} else if half {
 		v /= 2
 	}
 	return l.format(v)
@@ -359,7 +363,9 @@ func (r *Runner) grid(st *Study) (*Summary, error) {
 	seenLen := map[string]bool{}
 	for _, row := range rows {
 		l := r.length(row.Length, false) + " " + row.Length.Unit
-		if win := r.window(row.Length); win > 0 {
+		if win := r.window(row.Length); row.Length.Until {
+			l += fmt.Sprintf(" (-window-to: the run's end), measured from %s (-window-from)", time.Duration(win*1e9))
+		} else if win > 0 {
 			l += fmt.Sprintf(", measured from %s to the first exit (-window-from)", time.Duration(win*1e9))
 		}
 		if !seenLen[l] {

@@ -10,14 +10,6 @@ import (
 // (every task placed, the groups' load tracked), for CI and smoke tests.
 var (
 	netperfLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
-	// hackbenchLen: lkp runs `hackbench -g N -l 30000*nr_cpu/N` (lkp-tests
-	// tests/hackbench; -g 16 -l 420000 on spr-2s), minutes per
-	// iteration, so its pipes fill (16 pages of 40 messages of 100 B) and
-	// senders sleep. 600 loops gets there: on spr-2s g16 base the rates
-	// at 600 loops are within ~5% of those at 2000 (4.34 vs 4.55 M
-	// wakeups/s, 7.99 vs 8.45 M switches/s), while the quick 60 loops
-	// are a transient in which no sender ever sleeps (2.89 M wakeups/s).
-	hackbenchLen = Length{Default: 600, Quick: 60, Int: true, Unit: "loops (hackbench -l)"}
 	sysbenchLen  = Length{Default: 0.05, Quick: 0.01, Unit: "s virtual (sysbench --time)", Seconds: true}
 	pipeLen      = Length{Default: 200000, Quick: 20000, Int: true, Unit: "loops (perf bench sched pipe -l)"}
 	streamLen    = Length{Default: 0.05, Quick: 0.005, Unit: "s virtual (netperf -l)", Seconds: true}
@@ -128,10 +120,16 @@ func udprrRow(pct int, extra bool, pub ...float64) Row {
 		Length: netperfLen, Extra: extra, Pub: pub, Metrics: []Metric{tpsPerClient}}
 }
 
+// hackbenchRow is lkp's hackbench -g g on spr-2s (lkp-tests
+// tests/hackbench: -l 30000 * nr_cpu / g, 420000 at g16), minutes per
+// iteration, measured in its steady state (lkpHackbenchLen: the run stops
+// at the window's end; on icl-2s, tgload-icl, the loops stay spr-2s's,
+// which only sets when a run that long would end). Before stop 50 the
+// rows ran 600 loops to their end.
 func hackbenchRow(g int, extra bool, pub ...float64) Row {
 	return Row{Label: fmt.Sprintf("g%d", g), Topo: "spr-2s", Workload: "hackbench",
-		Args:   []string{"-g", fmt.Sprint(g), "-f", "20", "--threads", "--pipe", "-l", "{L}", "-s", "100", "-cgroup", "docker"},
-		Length: hackbenchLen, Extra: extra, Pub: pub, Metrics: []Metric{hbThroughput}}
+		Args:   []string{"-g", fmt.Sprint(g), "-f", "20", "--threads", "--pipe", "-l", fmt.Sprint(30000 * 224 / g), "-s", "100", "-cgroup", "docker"},
+		Length: lkpHackbenchLen, Extra: extra, Pub: pub, Metrics: []Metric{hbThroughput}}
 }
 
 func sysbenchRow(pct int) Row {

@@ -103,6 +103,11 @@ type Length struct {
 	// minutes, without the start and the end an emulated fraction of a
 	// second is made of.
 	Window, QuickWindow float64
+	// Until: the length is the window's end, -window-to, in virtual
+	// seconds (Seconds is set too), not a workload argument: the row's
+	// arguments keep the publication's loops (lkp's hackbench -l 60000),
+	// and the run stops at the window's end in its steady state.
+	Until bool
 }
 
 func (l Length) format(v float64) string {
@@ -244,5 +249,9 @@ func (st *Study) runOf(r *Row, s Setting, l string, window float64, topo string)
 	if r.Features != "" {
 		f = r.Features
 	}
-	return Run{Topo: topo, Features: f, Workload: r.Workload, Args: args, WindowFrom: window}
+	run := Run{Topo: topo, Features: f, Workload: r.Workload, Args: args, WindowFrom: window}
+	if r.Length.Until {
+		run.WindowTo, _ = strconv.ParseFloat(l, 64)
+	}
+	return run
 }

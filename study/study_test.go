@@ -88,7 +88,9 @@ func isRow(name string) bool {
 }
 
 // TestCommandLines: every row's command line is valid for its workload
-// on its machine, at both scales, and its length is in the arguments.
+// on its machine, at both scales, and its length is in the arguments or,
+// for a row that runs to its window's end (Length.Until), in its
+// -window-to after its -window-from, at both scales and at half length.
 func TestCommandLines(t *testing.T) {
 	for _, st := range All() {
 		if st.Custom != nil {
@@ -104,7 +106,17 @@ func TestCommandLines(t *testing.T) {
 		}
 		for i := range st.Rows {
 			row := &st.Rows[i]
-			if !strings.Contains(strings.Join(row.Args, " "), "{L}") {
+			if l := row.Length; l.Until {
+				for _, quick := range []bool{false, true} {
+					r := &Runner{Quick: quick}
+					for _, half := range []bool{false, true} {
+						run := st.runOf(row, st.Settings[0], r.length(l, half), r.window(l), "")
+						if !(run.WindowTo > run.WindowFrom && run.WindowFrom > 0) || !strings.Contains(run.CommandLine(), " -window-to ") {
+							t.Errorf("%s/%s (quick %v, half %v): window %v-%v s, command line %s", st.Name, row.Label, quick, half, run.WindowFrom, run.WindowTo, run.CommandLine())
+						}
+					}
+				}
+			} else if !strings.Contains(strings.Join(row.Args, " "), "{L}") {
 				t.Errorf("%s/%s: the length is not in the command line", st.Name, row.Label)
 			}
 			if p := row.Pub; len(p) > 0 && len(p) != len(st.Settings) {

@@ -5,12 +5,6 @@ package study
 // and the shorter default slice (2ae891b826) on lkp's ICL. All run lkp's
 // hackbench over sockets in lkp's cgroup (lkpHackbench).
 
-// v612HackbenchLen: lkp's loops are 30000 * nr_cpu / groups (60000 on
-// icl-2s at 64 groups); 112 or 128 groups of 40 tasks are 4480-5120
-// tasks, so the default is short to keep each study within minutes on two
-// cores, and the steady-state line says whether it is long enough.
-var v612HackbenchLen = Length{Default: 60, Quick: 3, Int: true, Unit: "loops (hackbench -l; lkp: 30000 * nr_cpu / groups)"}
-
 // Per-second switch rates, the voluntary and involuntary ones apart (lkp's
 // perf-stat and time.voluntary/involuntary_context_switches).
 var (
@@ -33,7 +27,7 @@ var preemptShortSPR = &Study{
 		{"fix", "v6.12-eevdf"},
 	},
 	Rows: []Row{{Label: "hackbench g112 process socket", Topo: "spr-2s", Workload: "hackbench",
-		Args: lkpHackbench(112, "process", false), Length: v612HackbenchLen}},
+		Args: lkpHackbench(224, 112, "process", false), Length: lkpHackbenchLen}},
 	Metrics:  []Metric{hbThroughputLKP, csPerSec, migPerSec, nrRunning},
 	Headline: &Headline{Row: "hackbench g112 process socket", Setting: 1},
 }
@@ -47,7 +41,7 @@ var preemptShortICL = &Study{
 		{"fix", "v6.12-eevdf"},
 	},
 	Rows: []Row{{Label: "hackbench g128 threads socket", Topo: "icl-2s", Workload: "hackbench",
-		Args: lkpHackbench(128, "threads", false), Length: v612HackbenchLen}},
+		Args: lkpHackbench(128, 128, "threads", false), Length: lkpHackbenchLen}},
 	Metrics:  []Metric{hbThroughputLKP, csPerSec, volPerSec, involPerSec},
 	Headline: &Headline{Row: "hackbench g128 threads socket", Setting: 1},
 }
@@ -65,7 +59,7 @@ var baseSliceICL = &Study{
 		{"2ae891b826", "v6.12-eevdf;sched:base_slice_ns=2800000"},
 	},
 	Rows: []Row{{Label: "hackbench g128 process socket", Topo: "icl-2s", Workload: "hackbench",
-		Args: lkpHackbench(128, "process", false), Length: v612HackbenchLen}},
+		Args: lkpHackbench(128, 128, "process", false), Length: lkpHackbenchLen}},
 	Metrics:  []Metric{hbThroughputLKP, csPerSec, migPerSec},
 	Headline: &Headline{Row: "hackbench g128 process socket", Setting: 1},
 }

@@ -60,6 +60,8 @@ type recordConfig struct {
 	// WindowFromSec is -window-from (s): the counters, profile and lkp
 	// keys are the window's.
 	WindowFromSec float64 `json:"window_from_sec,omitempty"`
+	// WindowToSec is -window-to (s): the window's end and the run's.
+	WindowToSec float64 `json:"window_to_sec,omitempty"`
 }
 
 type hostInfo struct {
@@ -106,7 +108,7 @@ func newRecord(o *study.Outcome, driver string) *record {
 	return &record{
 		Config: recordConfig{Topo: o.Run.Topo, CPUs: o.CPUs, Features: o.Run.Features, Workload: o.Run.Workload,
 			Args: o.Run.Args, Params: study.Params(o.Run.Workload, o.Run.Args), EpochNS: o.EpochNS, Driver: driver, Sched: o.Sched,
-			WindowFromSec: o.Run.WindowFrom},
+			WindowFromSec: o.Run.WindowFrom, WindowToSec: o.Run.WindowTo},
 		Seed: o.Seed, Host: h, Complete: o.Complete, Interrupted: o.Interrupted, Result: o.Metrics, LKP: o.LKP, Report: o.Report, Counters: o.Counters,
 		Profile: prof, Histograms: o.Histograms,
 	}
@@ -266,7 +268,7 @@ func (r *record) axis(name string) string {
 
 // appendRunRecord appends emu run's result to an NDJSON file.
 func appendRunRecord(path string, f *runFlags, featSpec string, st *setup, res *bench.Result, hostSec float64) error {
-	run := study.Run{Topo: st.m.Name, Features: featSpec, Workload: st.spec.Name, Args: workloadArgs(st), WindowFrom: f.windowFrom.Seconds()}
+	run := study.Run{Topo: st.m.Name, Features: featSpec, Workload: st.spec.Name, Args: workloadArgs(st), WindowFrom: f.windowFrom.Seconds(), WindowTo: f.windowTo.Seconds()}
 	o := study.Summarize(run, f.seed, res)
 	o.HostSec = hostSec
 	o.EpochNS = epochNS(f.epoch, res.Sim)
