@@ -26,11 +26,19 @@ type CalibrateOptions struct {
 	// MaxSpread is the widest spread (IQR/median of a probe's samples)
 	// Calibrate fits: 0 is DefaultMaxSpread, negative never refuses.
 	MaxSpread float64
+	// Settle is how long, at most, Calibrate first waits for the machine
+	// to quiet down (Settle; 0: it does not wait).
+	Settle time.Duration
 }
 
 // QuickCalibrate are the options of emu calibrate -quick (and of emu
 // reproduce -fit): fewer rounds per batch, a few seconds in all.
-var QuickCalibrate = CalibrateOptions{PingPongRounds: 2000, HammerDur: 20 * time.Millisecond, PipeRounds: 100, FaultPages: 256, ForkPages: 256, Repeats: 5}
+var QuickCalibrate = CalibrateOptions{PingPongRounds: 2000, HammerDur: 20 * time.Millisecond, PipeRounds: 100, FaultPages: 256, ForkPages: 256, Repeats: 5,
+	Settle: DefaultSettle}
+
+// DefaultSettle is how long emu calibrate and reproduce -fit wait, at
+// most, for the machine to quiet down before their probes.
+const DefaultSettle = 20 * time.Second
 
 func (o *CalibrateOptions) defaults() {
 	if o.PingPongRounds <= 0 {
@@ -80,6 +88,11 @@ type CalibReport struct {
 	// OtherLoad is the share of the CPUs' time other processes used
 	// while the probes ran (LoadMeter), -1 if unknown.
 	OtherLoad float64          `json:"other_load"`
+	// Settled is how long Calibrate waited for the machine to quiet down
+	// first, and SettleLoad the others' share of the CPUs in its last
+	// sample (-1: not measured).
+	Settled    time.Duration `json:"settled_ns"`
+	SettleLoad float64       `json:"settle_load"`
 	After     *hwmodel.Machine `json:"-"`
 }
 
@@ -118,7 +131,10 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	rep := &CalibReport{Host: m.Description}
+	rep := &CalibReport{Host: m.Description, SettleLoad: -1}
+	if opt.Settle > 0 {
+		rep.Settled, rep.SettleLoad = Settle(opt.Settle, DefaultSettleLoad)
+	}
 	cal := &hwmodel.Calib{Host: host, Date: time.Now().UTC().Format("2006-01-02"), PingPongNS: map[string]float64{}}
 	rep.Calib = cal
 
@@ -311,6 +327,9 @@ func (r *CalibReport) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "%-50s %-7s %9.2f %-2s %7.2f %9.2f %-2s %7.2f %11.2f %-2s %7.2f\n", row.Probe, row.CPUs,
 			row.Measured, row.Unit, row.Spread, row.Predicted, row.Unit, row.Predicted/row.Measured,
 			row.After, row.Unit, row.After/row.Measured)
+	}
+	if r.SettleLoad >= 0 {
+		fmt.Fprintf(&b, "waited %.2f s for the machine to settle first: other processes used %.0f%% of the CPUs in its last %v\n", r.Settled.Seconds(), 100*r.SettleLoad, SettleSample)
 	}
 	if r.OtherLoad >= 0 {
 		fmt.Fprintf(&b, "other processes used %.0f%% of the CPUs while the probes ran\n", 100*r.OtherLoad)

@@ -3,8 +3,12 @@ package study
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/rqemu/rqemu/contention"
+	"github.com/rqemu/rqemu/hwmodel"
 )
 
 func TestPairWithin(t *testing.T) {
@@ -105,5 +109,37 @@ func TestRollup(t *testing.T) {
 	var n, m int
 	if _, err := fmt.Sscanf(last, "calibration rows within x1.5: %d/%d", &n, &m); err != nil || m != want || n > m {
 		t.Errorf("last line %q, want the count of %d pairs", last, want)
+	}
+}
+
+// TestRollupFitsHostPipe: at the default scale the rollup fits the host
+// preset before host-pipe (as -fit), and a fit the probes refuse leaves
+// host-pipe uncalibrated, saying why, instead of failing the rollup; at
+// the quick scale (TestRollup's) it does not fit, and an explicit -fit
+// still fails on a refusal.
+func TestRollupFitsHostPipe(t *testing.T) {
+	calls := 0
+	defer func(c func(*hwmodel.Machine, contention.CalibrateOptions) (*contention.CalibReport, error)) { calibrate = c }(calibrate)
+	calibrate = func(m *hwmodel.Machine, _ contention.CalibrateOptions) (*contention.CalibReport, error) {
+		calls++
+		return &contention.CalibReport{After: m, SettleLoad: -1, OtherLoad: -1}, &contention.NoisyError{What: []string{"the pipe round trip on 2 CPUs (IQR/median 0.40)"}, Limit: 0.25, OtherLoad: 0.3}
+	}
+	var out bytes.Buffer
+	r := &Runner{Out: &out, Seed: 1, Rollup: true, Perf: "/nonexistent/perf", exec: (&fakeExec{}).exec}
+	lkp, _ := Lookup("lkp-base")
+	if _, err := r.Reproduce(lkp); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || !strings.Contains(out.String(), "uncalibrated: the fit was refused") || r.Fit {
+		t.Errorf("calibrate called %d times (want 1), fit left %v; output:\n%s", calls, r.Fit, out.String())
+	}
+	q := &Runner{Out: io.Discard, Quick: true, Seed: 1, Rollup: true, Perf: "/nonexistent/perf", exec: (&fakeExec{}).exec}
+	if _, err := q.Reproduce(lkp); err != nil || calls != 1 {
+		t.Errorf("quick rollup: err %v, calibrate called %d times in all (want still 1)", err, calls)
+	}
+	hp, _ := Lookup("host-pipe")
+	f := &Runner{Out: io.Discard, Seed: 1, Fit: true, Perf: "/nonexistent/perf", exec: (&fakeExec{}).exec}
+	if _, err := f.Reproduce(hp); err == nil || !strings.Contains(err.Error(), "-fit") {
+		t.Errorf("reproduce -fit host-pipe on a refused fit: err %v, want the -fit error", err)
 	}
 }

@@ -33,6 +33,13 @@ type Runner struct {
 	// preset first.
 	Perf string
 	Fit  bool
+	// Settle is how long, at most, host-pipe waits for the machine to
+	// quiet down before its probes and before each real benchmark
+	// (contention.Settle; 0: it does not wait).
+	Settle time.Duration
+	// fitFallback: a fit the probes refuse as noisy leaves host-pipe
+	// uncalibrated, saying so, rather than failing (the rollup's fit).
+	fitFallback bool
 	// MaxSpread is host-pipe's widest IQR/median of a probe or of the
 	// real runs (0: contention.DefaultMaxSpread).
 	MaxSpread float64

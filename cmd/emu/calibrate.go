@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/rqemu/rqemu/contention"
 	"github.com/rqemu/rqemu/hwmodel"
@@ -47,6 +48,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	repeats := fs.Int("repeats", 3, "how many times the set of probes runs")
 	maxSpread := fs.Float64("max-spread", contention.DefaultMaxSpread, "refuse to fit when a probe's IQR/median exceeds this")
+	settle := fs.Duration("settle", contention.DefaultSettle, "first wait, at most this long, until other processes use under 10% of the CPUs (0: do not wait)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,6 +57,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if *repeats < 1 || *repeats > 100 {
 		return usagef("-repeats: must be from 1 to 100, got %d", *repeats)
+	}
+	if *settle < 0 || *settle > time.Hour {
+		return usagef("-settle: must be from 0 to 1h, got %v", *settle)
 	}
 	if !(*maxSpread > 0 && *maxSpread <= 1e6) {
 		return usagef("-max-spread: must be a number above 0 (an IQR/median; at most 1e6), got %v", *maxSpread)
@@ -71,7 +76,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if *quick {
 		opt = contention.QuickCalibrate
 	}
-	opt.Repeats, opt.MaxSpread = *repeats, *maxSpread
+	opt.Repeats, opt.MaxSpread, opt.Settle = *repeats, *maxSpread, *settle
 	rep, noisy := contention.Calibrate(m, opt)
 	var ne *contention.NoisyError
 	if noisy != nil && !errors.As(noisy, &ne) {

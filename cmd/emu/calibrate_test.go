@@ -10,6 +10,7 @@ func TestCalibrateFlags(t *testing.T) {
 		{"calibrate -repeats 101", []string{"calibrate", "-repeats", "101"}, 2, "-repeats: must be from 1 to 100, got 101"},
 		{"calibrate -max-spread 0", []string{"calibrate", "-max-spread", "0"}, 2, "-max-spread: must be a number above 0"},
 		{"calibrate -max-spread NaN", []string{"calibrate", "-max-spread", "NaN"}, 2, "-max-spread: must be a number above 0"},
+		{"calibrate -settle -1s", []string{"calibrate", "-settle", "-1s"}, 2, "-settle: must be from 0 to 1h"},
 		{"reproduce -max-spread -1", []string{"reproduce", "-max-spread", "-1", "host-pipe"}, 2, "-max-spread: must be a number above 0"},
 	})
 }

@@ -58,7 +58,7 @@ var readmeOverrides = []override{
 	{match: "&& sbatch sweep.sbatch", rewrite: [][2]string{{"&& sbatch sweep.sbatch", "&& grep -q '^#SBATCH --time' sweep.sbatch"}}, full: true},
 	// A busy machine's probes are noisy (calibrate refuses past -max-spread,
 	// exit 1): the test takes any spread, at -quick.
-	{match: "emu calibrate", rewrite: [][2]string{{"emu calibrate", "emu calibrate -quick -max-spread 1000"}}},
+	{match: "emu calibrate", rewrite: [][2]string{{"emu calibrate", "emu calibrate -quick -max-spread 1000 -settle 0"}}},
 	// Long at the README's scale: shorter here.
 	{match: "reproduce tgload-udprr", rewrite: [][2]string{{"tgload-udprr", "-quick -l 0.0005 tgload-udprr"}}},
 	{match: "reproduce -j 2 tgload-udprr", rewrite: [][2]string{{"tgload-udprr", "-quick -l 0.0005 tgload-udprr"}}},

@@ -55,7 +55,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&steady, "steady", true, "calibration studies: also run the headline at half length (the steady-state line)")
 	fs.StringVar(&r.Perf, "perf", "perf", "the perf binary host-pipe runs (skipped when not found)")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE for the host preset (host-pipe, uclamp-pipe)")
-	fs.BoolVar(&r.Fit, "fit", false, "host-pipe: calibrate the host preset first (emu calibrate -quick, a few seconds), unless -calib is given")
+	fs.BoolVar(&r.Fit, "fit", false, "host-pipe: calibrate the host preset first (emu calibrate -quick, a few seconds), unless -calib is given; lkp-base's rollup fits it at the default scale without -fit")
+	fs.DurationVar(&r.Settle, "settle", contention.DefaultSettle, "host-pipe: first wait, at most this long, until other processes use under 10% of the CPUs, before the fit's probes and before each real perf bench (0: do not wait)")
 	fs.Float64Var(&r.MaxSpread, "max-spread", contention.DefaultMaxSpread, "host-pipe: the widest IQR/median of a probe that -fit fits, or of the real runs that compare cleanly")
 	fs.StringVar(&out, "o", "", "append one NDJSON record per run to FILE (emu merge, emu plot read it)")
 	fs.BoolVar(&e.progress, "progress", true, "print a line on stderr per run")
@@ -72,6 +73,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkDriver(e.driver); err != nil {
 		return err
+	}
+	if r.Settle < 0 || r.Settle > time.Hour {
+		return usagef("-settle: must be from 0 to 1h, got %v", r.Settle)
 	}
 	if r.Jobs < 1 || r.Jobs > 256 {
 		return usagef("-j: runs at once must be in [1, 256], got %d", r.Jobs)
