@@ -87,13 +87,13 @@ type CalibReport struct {
 	Notes []string       `json:"notes,omitempty"`
 	// OtherLoad is the share of the CPUs' time other processes used
 	// while the probes ran (LoadMeter), -1 if unknown.
-	OtherLoad float64          `json:"other_load"`
+	OtherLoad float64 `json:"other_load"`
 	// Settled is how long Calibrate waited for the machine to quiet down
 	// first, and SettleLoad the others' share of the CPUs in its last
 	// sample (-1: not measured).
-	Settled    time.Duration `json:"settled_ns"`
-	SettleLoad float64       `json:"settle_load"`
-	After     *hwmodel.Machine `json:"-"`
+	Settled    time.Duration    `json:"settled_ns"`
+	SettleLoad float64          `json:"settle_load"`
+	After      *hwmodel.Machine `json:"-"`
 }
 
 // probeSet accumulates one probe's samples over the repeats.

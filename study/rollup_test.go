@@ -119,7 +119,9 @@ func TestRollup(t *testing.T) {
 // still fails on a refusal.
 func TestRollupFitsHostPipe(t *testing.T) {
 	calls := 0
-	defer func(c func(*hwmodel.Machine, contention.CalibrateOptions) (*contention.CalibReport, error)) { calibrate = c }(calibrate)
+	defer func(c func(*hwmodel.Machine, contention.CalibrateOptions) (*contention.CalibReport, error)) {
+		calibrate = c
+	}(calibrate)
 	calibrate = func(m *hwmodel.Machine, _ contention.CalibrateOptions) (*contention.CalibReport, error) {
 		calls++
 		return &contention.CalibReport{After: m, SettleLoad: -1, OtherLoad: -1}, &contention.NoisyError{What: []string{"the pipe round trip on 2 CPUs (IQR/median 0.40)"}, Limit: 0.25, OtherLoad: 0.3}

@@ -9,13 +9,13 @@ import (
 // cores; Quick: the shortest run that still passes the workload's start
 // (every task placed, the groups' load tracked), for CI and smoke tests.
 var (
-	netperfLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
-	sysbenchLen  = Length{Default: 0.05, Quick: 0.01, Unit: "s virtual (sysbench --time)", Seconds: true}
-	pipeLen      = Length{Default: 200000, Quick: 20000, Int: true, Unit: "loops (perf bench sched pipe -l)"}
-	streamLen    = Length{Default: 0.05, Quick: 0.005, Unit: "s virtual (netperf -l)", Seconds: true}
-	epycLen      = Length{Default: 300, Quick: 30, Int: true, Unit: "loops (hackbench -l; published 480000)"}
-	parityLen    = Length{Default: 20, Quick: 4, Int: true, Unit: "loops (hackbench -l; published 30000)"}
-	schbenchLen  = Length{Default: 10, Quick: 10, Int: true, Unit: "s virtual (schbench -r, as published)"}
+	netperfLen  = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (netperf -l)", Seconds: true}
+	sysbenchLen = Length{Default: 0.05, Quick: 0.01, Unit: "s virtual (sysbench --time)", Seconds: true}
+	pipeLen     = Length{Default: 200000, Quick: 20000, Int: true, Unit: "loops (perf bench sched pipe -l)"}
+	streamLen   = Length{Default: 0.05, Quick: 0.005, Unit: "s virtual (netperf -l)", Seconds: true}
+	epycLen     = Length{Default: 300, Quick: 30, Int: true, Unit: "loops (hackbench -l; published 480000)"}
+	parityLen   = Length{Default: 20, Quick: 4, Int: true, Unit: "loops (hackbench -l; published 30000)"}
+	schbenchLen = Length{Default: 10, Quick: 10, Int: true, Unit: "s virtual (schbench -r, as published)"}
 	// hopperLen: v5.15-cfs's longest first wait, the fork debit waited
 	// out behind the hoppers, ends after about 1 s of virtual time on
 	// xeon-e5-2x10 and 1.2 s on spr-2s (50 per CPU); spr-2s runs at about
