@@ -5,24 +5,13 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/rqemu/rqemu/emu"
 )
 
 // windowRun runs a workload on topo with a measurement window from from
 // ns (serial or parallel driver).
 func windowRun(t *testing.T, topo, driver string, from int64, name string, args ...string) (*Result, error) {
 	t.Helper()
-	m := machine(t, topo)
-	w, err := build(m, name, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _, err := emu.ParseFeatures("v6.6-eevdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Execute(w, RunConfig{Machine: m, Features: f, Seed: 1, Driver: driver, Window: &Window{From: from}})
+	return execWith(t, topo, driver, RunConfig{Window: &Window{From: from}}, name, args...)
 }
 
 // TestWindowHackbench: hackbench's window starts at the first chunk
