@@ -109,3 +109,35 @@ func TestIntervals(t *testing.T) {
 		t.Errorf("half-chunk interval: err %v, want one naming -interval", err)
 	}
 }
+
+// TestWindowGroupLine: a window's tg->load_avg line statistics are its
+// share of the run's (the two snapshots differenced): fewer accesses than
+// the whole run's, and a busy time within the window's length (the line
+// serves one transaction at a time), which the whole run's need not be.
+func TestWindowGroupLine(t *testing.T) {
+	res, err := execWith(t, "xeon-e5-2x10", "serial", RunConfig{Window: &Window{From: 3 * Chunk, To: 9 * Chunk}},
+		"hackbench", "-g", "4", "-l", "100000", "-cgroup", "docker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "tg(docker)->load_avg"
+	l, ok := res.Window.Line(name)
+	if !ok {
+		t.Fatalf("no %s in the window's snapshots", name)
+	}
+	var whole int64
+	for _, g := range res.Sim.GroupLines() {
+		if g.Name == name {
+			whole = g.Accesses
+		}
+	}
+	if !(l.Accesses > 0 && l.Accesses < whole) {
+		t.Errorf("window accesses %d, whole run %d: want 0 < window < whole", l.Accesses, whole)
+	}
+	if sec := res.Window.Sec(); !(l.BusyNS >= 0 && l.BusyNS <= sec*1e9) {
+		t.Errorf("window busy %.0f ns over a %.0f ns window", l.BusyNS, sec*1e9)
+	}
+	if _, ok := res.Window.Line("tg(nosuch)->load_avg"); ok {
+		t.Error("a line no group has was found")
+	}
+}

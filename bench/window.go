@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rqemu/rqemu/emu"
+	"github.com/rqemu/rqemu/weave"
 )
 
 // A measurement window is the part of a run the numbers are read over:
@@ -46,6 +47,9 @@ type Snapshot struct {
 	Nodes   [][]emu.ProfileEntry
 	// Units is the workload's work done (Windowed), 0 for others.
 	Units float64
+	// GroupLines are the task groups' tg->load_avg lines so far
+	// (Sim.GroupLines).
+	GroupLines []weave.LineStats
 }
 
 // Windowed is implemented by workloads whose lkp metrics a window can
@@ -66,7 +70,7 @@ func (r *WindowResult) Sec() float64 { return float64(r.End.At-r.Start.At) / 1e9
 
 // snapshot reads s at a chunk boundary.
 func snapshot(s *emu.Sim, w Workload) *Snapshot {
-	sn := &Snapshot{At: s.Now(), Counters: s.Counters(), Profile: s.Profile(nil)}
+	sn := &Snapshot{At: s.Now(), Counters: s.Counters(), Profile: s.Profile(nil), GroupLines: s.GroupLines()}
 	for _, t := range s.Tasks() {
 		sn.Wakeups += t.Stats.NrWakeups
 		sn.Migrations += t.Stats.NrMigrations
@@ -161,6 +165,25 @@ func (r *WindowResult) Profile(node int) []emu.ProfileEntry {
 		a, b = r.Start.Nodes[node], r.End.Nodes[node]
 	}
 	return emu.ProfileDiff(b, a)
+}
+
+// Line is the window's share of the statistics of the tg->load_avg line
+// named name (End minus Start), and whether both ends have it.
+func (r *WindowResult) Line(name string) (weave.LineStats, bool) {
+	find := func(sn *Snapshot) (weave.LineStats, bool) {
+		for _, l := range sn.GroupLines {
+			if l.Name == name {
+				return l, true
+			}
+		}
+		return weave.LineStats{}, false
+	}
+	a, okA := find(r.Start)
+	b, okB := find(r.End)
+	if !okA || !okB {
+		return weave.LineStats{}, false
+	}
+	return b.Minus(a), true
 }
 
 // Switches are the tasks' voluntary and involuntary switches in the window.

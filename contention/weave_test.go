@@ -300,6 +300,16 @@ func TestWeaveAttribution(t *testing.T) {
 	if !nearNS(st.StallNS, total) || !nearNS(lineSum, total) || !nearNS(siteSum, total) {
 		t.Errorf("cumulative stall %.3f, lines %.3f, sites %.3f; weaves gave %.3f", st.StallNS, lineSum, siteSum, total)
 	}
+	// One line's statistics read alone (a window's snapshot) are its
+	// entry of the whole table.
+	for i, l := range st.Lines {
+		if one, ok := s.LineStat(weave.LineID(i)); !ok || !reflect.DeepEqual(one, l) {
+			t.Errorf("line %d alone %+v (ok %v), in the table %+v", i, one, ok, l)
+		}
+	}
+	if _, ok := s.LineStat(weave.LineID(len(st.Lines))); ok {
+		t.Error("LineStat of a line that does not exist")
+	}
 	if st.Weaves != 3 || st.Sites[objs.sites[2]].Ops[hwmodel.Lock] == 0 {
 		t.Errorf("weaves %d, lock ops %d", st.Weaves, st.Sites[objs.sites[2]].Ops[hwmodel.Lock])
 	}

@@ -75,3 +75,19 @@ func (s *Sim) WriteLines(w io.Writer, n int) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// GroupLines is each task group's tg->load_avg line statistics so far
+// (cumulative, as Lines), in the order the groups were made: what a
+// measurement window reads at its two ends (bench.Snapshot).
+func (s *Sim) GroupLines() []weave.LineStats {
+	var out []weave.LineStats
+	for _, tg := range s.groups {
+		if tg.loadAvg == nil {
+			continue
+		}
+		if l, ok := s.space.LineStat(tg.loadAvg.Line()); ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}

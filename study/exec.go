@@ -274,6 +274,13 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 			break
 		}
 	}
+	if tg != nil && win != nil {
+		// The line's window share, as the counters' (its busy time over
+		// the window's length, its transfers per the window's wakeups).
+		if l, ok := win.Line(tg.Name); ok {
+			tg = &l
+		}
+	}
 	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: lkp,
 		Counters: counters, Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),

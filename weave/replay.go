@@ -237,6 +237,40 @@ func (rp *Replayer) Logged() [][hwmodel.NumOps]int64 {
 	return out
 }
 
+// LineTotal is one line's entries of Totals and Logged, without a pass
+// over every line (a measurement window reads one line at each of its
+// boundaries); ok is false for a line the replay has not seen.
+func (rp *Replayer) LineTotal(li int) (st LineCounts, logged [hwmodel.NumOps]int64, ok bool) {
+	if !rp.totals {
+		panic("weave: Replayer.LineTotal without KeepTotals")
+	}
+	if li < 0 || li >= len(rp.ls) {
+		return LineCounts{}, logged, false
+	}
+	rp.flushHits(li)
+	l := &rp.ls[li]
+	for op, n := range l.st.Ops {
+		logged[op] = int64(n)
+	}
+	for _, w := range l.waiters {
+		logged[w.op]++
+	}
+	for c := range rp.cpus {
+		cpu := &rp.cpus[c]
+		for _, p := range cpu.reqs[cpu.next:] {
+			if int(p.line) == li {
+				logged[p.op]++
+			}
+		}
+		for _, e := range cpu.sb.live() {
+			if !e.issued && int(e.line) == li {
+				logged[e.op]++
+			}
+		}
+	}
+	return l.st, logged, true
+}
+
 // Totals returns the per-line statistics summed over every call so far,
 // by line; only for a Replayer that KeepTotals. Valid until the next call.
 func (rp *Replayer) Totals() []LineCounts {

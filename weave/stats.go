@@ -141,28 +141,21 @@ func (s *Space) Stats() *Stats {
 	}
 	for i, a := range s.lineStats {
 		li := s.lineInfo[i]
+		var r *LineCounts
 		var ops [hwmodel.NumOps]int64
+		if i < len(tot) {
+			r = &tot[i]
+		}
 		if i < len(logged) {
 			ops = logged[i]
 		}
-		accesses, chargedPS := s.accCharged(&ops)
-		ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: ops,
-			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, Host: a.host.public()}
-		if i < len(tot) {
-			r := &tot[i]
-			for c, x := range r.Transfers {
-				ls.Transfers[c] = int64(x)
-			}
-			ls.Invalidations, ls.Fills, ls.LockWaits = int64(r.Invalidations), int64(r.Fills), int64(r.LockWaits)
-			ls.BusyNS = float64(r.BusyPS) / 1000
-			ls.HeldNS, ls.Releases = float64(r.HeldPS)/1000, int64(r.Releases)
-		}
+		ls := s.line(i, r, ops)
 		st.Lines[i] = ls
-		st.Accesses += accesses
+		st.Accesses += ls.Accesses
 		stallPS += a.stallPS
 		k := &st.Kinds[li.kind]
 		k.Lines++
-		k.Accesses += accesses
+		k.Accesses += ls.Accesses
 		k.Transfers += ls.TotalTransfers()
 		k.StallNS += ls.StallNS
 		k.UncontendedNS += ls.UncontendedNS
@@ -177,6 +170,63 @@ func (s *Space) Stats() *Stats {
 			StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000}
 	}
 	return st
+}
+
+// line is line i's cumulative statistics from the replay's running
+// totals r (nil: none yet) and its logged ops.
+func (s *Space) line(i int, r *LineCounts, ops [hwmodel.NumOps]int64) LineStats {
+	a, li := &s.lineStats[i], s.lineInfo[i]
+	accesses, chargedPS := s.accCharged(&ops)
+	ls := LineStats{ID: LineID(i), Name: li.name, Kind: li.kind, Home: li.home, Accesses: accesses, Ops: ops,
+		StallNS: float64(a.stallPS) / 1000, UncontendedNS: float64(chargedPS) / 1000, Host: a.host.public()}
+	if r != nil {
+		for c, x := range r.Transfers {
+			ls.Transfers[c] = int64(x)
+		}
+		ls.Invalidations, ls.Fills, ls.LockWaits = int64(r.Invalidations), int64(r.Fills), int64(r.LockWaits)
+		ls.BusyNS = float64(r.BusyPS) / 1000
+		ls.HeldNS, ls.Releases = float64(r.HeldPS)/1000, int64(r.Releases)
+	}
+	return ls
+}
+
+// LineStat is one line's cumulative statistics (its entry of Stats'
+// Lines, without a pass over the others); ok is false for an unknown id.
+func (s *Space) LineStat(id LineID) (LineStats, bool) {
+	if id < 0 || int(id) >= len(s.lineStats) {
+		return LineStats{}, false
+	}
+	if s.rp == nil {
+		return s.line(int(id), nil, [hwmodel.NumOps]int64{}), true
+	}
+	r, ops, ok := s.rp.LineTotal(int(id))
+	if !ok {
+		return s.line(int(id), nil, ops), true
+	}
+	return s.line(int(id), &r, ops), true
+}
+
+// Minus is l's counts since an earlier reading of the same line, b (a
+// measurement window's): every count and time differenced; Host stays
+// l's (host sampling is the whole run's).
+func (l LineStats) Minus(b LineStats) LineStats {
+	d := l
+	d.Accesses -= b.Accesses
+	for i := range d.Ops {
+		d.Ops[i] -= b.Ops[i]
+	}
+	for i := range d.Transfers {
+		d.Transfers[i] -= b.Transfers[i]
+	}
+	d.Invalidations -= b.Invalidations
+	d.Fills -= b.Fills
+	d.LockWaits -= b.LockWaits
+	d.StallNS -= b.StallNS
+	d.UncontendedNS -= b.UncontendedNS
+	d.HeldNS -= b.HeldNS
+	d.Releases -= b.Releases
+	d.BusyNS -= b.BusyNS
+	return d
 }
 
 // statsTopLines is how many lines WriteStats lists.
