@@ -152,10 +152,10 @@ func Execute(w Workload, cfg RunConfig) (*Result, error) {
 	}
 	if ww != nil {
 		ww.boundary(s, w) // the run's end: the window's when no task exited
+		// An interrupted run prints what it ran, without its window.
 		if res.Window, err = ww.result(s.Now()); err != nil && !res.Interrupted {
 			return nil, err
-		} // an interrupted run prints what it ran, without its window
-
+		}
 	}
 	if !res.Complete && !res.Interrupted && ww != nil && ww.to > 0 && s.Now() >= ww.to {
 		// Ran to its window's end: the length asked for.

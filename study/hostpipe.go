@@ -68,9 +68,7 @@ func (r *Runner) realPerf(n int, re *regexp.Regexp, args ...string) ([]realRun, 
 	// The machine quiets down first (the messaging run before leaves
 	// hundreds of children exiting): the real figure is this kernel's on
 	// an otherwise idle machine, as the comparison asks.
-	if r.Settle > 0 {
-		contention.Settle(r.Settle, contention.DefaultSettleLoad)
-	}
+	r.settle()
 	var runs []realRun
 	for range n {
 		load := contention.StartLoad()
@@ -98,6 +96,13 @@ func (r *Runner) realPerf(n int, re *regexp.Regexp, args ...string) ([]realRun, 
 		runs = append(runs, run)
 	}
 	return runs, nil
+}
+
+// settle waits, up to Runner.Settle, for the machine to quiet down.
+func (r *Runner) settle() {
+	if r.Settle > 0 {
+		contention.Settle(r.Settle, contention.DefaultSettleLoad)
+	}
 }
 
 // perfName is the perf binary to run: Runner.Perf, or perf from PATH.
@@ -132,10 +137,13 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		opt := contention.QuickCalibrate
 		opt.MaxSpread = r.MaxSpread
 		opt.Settle = r.Settle
+		// The rollup's fit (fitFallback) runs uncalibrated where the
+		// probes refuse; -fit fails.
+		refused := func(err error) string { return fmt.Sprintf("uncalibrated: the fit was refused (%v)", err) }
 		rep, err := calibrate(m, opt)
 		var noisy *contention.NoisyError
 		if errors.As(err, &noisy) && r.fitFallback {
-			calibNote = fmt.Sprintf("uncalibrated: the fit was refused (%v)", err)
+			calibNote = refused(err)
 			break
 		}
 		if errors.As(err, &noisy) {
@@ -155,14 +163,13 @@ func hostPipe(r *Runner, st *Study) (*Summary, error) {
 		// The perf children's exit path, a property of the perf binary
 		// here (bench's msgBench.exitWork charges it).
 		exitNote := "a perf child's exit path not measured"
-		if r.Settle > 0 {
-			contention.Settle(r.Settle, contention.DefaultSettleLoad)
-		}
+		r.settle()
 		if rb, err := PerfExitPath(r.perfName()); err == nil {
-			if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil && r.fitFallback {
-				calibNote = fmt.Sprintf("uncalibrated: the fit was refused (%v)", err)
-				break
-			} else if err != nil {
+			if err := contention.CheckSpread([]string{"a perf child's exit path"}, []contention.Robust{rb}, limit, -1); err != nil {
+				if r.fitFallback {
+					calibNote = refused(err)
+					break
+				}
 				return nil, fmt.Errorf("-fit: %w", err)
 			}
 			rep.Calib.ExitPathUS = map[string]float64{"perf": math.Round(100*rb.Median) / 100}

@@ -193,7 +193,7 @@ func (r *Runner) rollup(st *Study, own *Summary) error {
 // of the model. A fit the probes refuse (a busy machine) leaves it
 // uncalibrated, as the table says; the quick scale (CI) does not fit.
 func (r *Runner) reproduceForRollup(o *Study) (*Summary, error) {
-	if o.Custom == nil || o.Name != "host-pipe" || r.Fit || r.Engine.Calib != "" || r.Quick {
+	if o.Name != "host-pipe" || r.Fit || r.Engine.Calib != "" || r.Quick {
 		return r.Reproduce(o)
 	}
 	r.Fit, r.fitFallback = true, true
