@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/rqemu/rqemu/emu"
 )
@@ -54,16 +56,21 @@ var (
 var (
 	csPerSec  = Metric{Name: "context switches/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.context_switches_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
 	migPerSec = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
-	// nrRunning is rq->nr_running per CPU averaged over time, what lkp's
-	// sched_debug monitor averages over its samples of every CPU: by
-	// Little's law, the tasks' time on a runqueue (running, rq_cpu_time,
-	// or waiting, run_delay) over the CPUs' time.
-	nrRunning = Metric{Name: "nr_running per CPU", Format: "%.2f", Fn: func(o *Outcome) float64 {
+	// nrRunningSteady is rq->nr_running per CPU averaged over the window:
+	// by Little's law, the tasks' time on a runqueue (running,
+	// rq_cpu_time, or waiting, run_delay) over the CPUs' time.
+	nrRunningSteady = Metric{Name: "nr_running per CPU, in the run", Format: "%.2f", Fn: func(o *Outcome) float64 {
 		d := o.Counters["run.virtual_sec"] * 1e9 * float64(max(o.CPUs, 1))
 		if d == 0 {
 			return 0
 		}
 		return (o.Counters["sched.RQCPUTime"] + o.Counters["sched.RunDelay"]) / d
+	}}
+	// nrRunning is lkp's sched_debug.cpu.nr_running.avg: the run's
+	// nr_running as lkp's sched_debug monitor samples it (lkpSamples).
+	nrRunning = Metric{Name: "nr_running per CPU (sched_debug avg)", Format: "%.2f", Fn: func(o *Outcome) float64 {
+		in, all := lkpSamples(lkpRunSec(o))
+		return nrRunningSteady.Fn(o) * float64(in) / float64(all)
 	}}
 	volInvol = Metric{Name: "voluntary/involuntary switches", Format: "%.2f", Fn: func(o *Outcome) float64 {
 		if o.InvolSwitches == 0 {
@@ -105,10 +112,69 @@ func selfShare(sym string) Metric {
 // hrtimer_nanosleep() wakes it by its hard expiry, at most
 // timer_slack_ns (50 us) later: at most 8.78 M/s x 63.8 us = 560 of the
 // 1792 threads sleep at a time, so at least 1232 are on a runqueue, 5.5
-// per CPU. lkp's sched_debug figure is an average of periodic snapshots
-// (programs/sched_debug/parse, proc-vmstat's monitor), which may include
-// samples outside the 60 s run; it is printed, not fitted to.
-const nanosleepBound = "at 8.78 M sleeps/s of at most 13.8 us asked + 50 us slack, at most 560 of the 1792 threads sleep at a time, so at least 5.5 per CPU are on a runqueue (Little's law)"
+// per CPU in the run, 2.75 in lkp's average of its two samples (one
+// before the run: lkpSamples). It is printed, not fitted to.
+const nanosleepBound = "at 8.78 M sleeps/s of at most 13.8 us asked + 50 us slack, at most 560 of the 1792 threads sleep at a time, so at least 5.5 per CPU are on a runqueue in the run (Little's law), 2.75 in lkp's average of an idle pre-test sample and one in the run"
+
+// lkp's sched_debug monitor, as lkp-tests runs it (include/category/
+// benchmark lists it among every benchmark job's monitors):
+//   - lib/job.sh: wakeup_pre_test() wakes the monitors (activate-monitor),
+//     sleeps 1 s, then the test starts;
+//   - programs/proc-vmstat/monitor (sched_debug's monitor links to it):
+//     `cat /sys/kernel/debug/sched/debug` at once, then every 60 s
+//     (sched_debug's default interval) until post-test;
+//   - programs/sched_debug/parse: per sample, the average over the CPUs;
+//   - lib/matrix.rb: create_stats_matrix() sums a key over its samples and
+//     divides by the number of samples.
+//
+// So the first sample sees the machine before the test, idle, and counts
+// as one sample of nr_running 0: a 60 s stress-ng run has two samples
+// (monitor time 0 and 60 s, the run's 59th second), and lkp's figure is
+// half the run's. lkpSamples is that count for a run of runSec seconds:
+// the samples at 60 s, 120 s, ... of monitor time taken before the run's
+// end (1 + runSec), and all of them with the idle one. Simplified: a sample
+// between two hackbench iterations (their exit and fork) counts as the run's
+// steady state, and the monitor's drift (each cat's time) is left out.
+func lkpSamples(runSec float64) (in, all int) {
+	const interval, preTest = 60.0, 1.0
+	in = int(math.Floor((preTest + runSec) / interval))
+	return in, in + 1
+}
+
+// lkpRunSec is how long lkp's run of the row lasts at the emulated rate:
+// stress-ng's 60 s (lkp's testtime, `--timeout 60s`); hackbench's eight
+// iterations (jobs/hackbench.yaml: iterations: 8, since 2021), each of the
+// parse's tasks * messages * datasize >> 10 KiB at the emulated
+// hackbench.throughput (KiB/s). 0 when the run gives no rate.
+func lkpRunSec(o *Outcome) float64 {
+	switch o.Run.Workload {
+	case "stress-ng":
+		return 60
+	case "hackbench":
+		const iterations = 8
+		tp := o.LKP["hackbench.throughput"]
+		g, f := argInt(o.Run.Args, "-g"), argInt(o.Run.Args, "-f")
+		l, s := argInt(o.Run.Args, "-l"), argInt(o.Run.Args, "-s")
+		if tp <= 0 {
+			return 0
+		}
+		kib := (2 * g * f * l * s) >> 10
+		return iterations * float64(kib) / tp
+	}
+	return 0
+}
+
+// argInt is flag's integer value in args (the word after it), 0 when
+// absent or not a number.
+func argInt(args []string, flag string) int {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			n, _ := strconv.Atoi(args[i+1])
+			return n
+		}
+	}
+	return 0
+}
 
 // pub is m with its published value.
 func pub(m Metric, v float64) Metric { m.Pub = v; return m }
@@ -129,6 +195,7 @@ var lkpBase = &Study{
 	Doc: "the kernel test robot's base-kernel runs on spr-2s, icl-2s and epyc-9654-2s (stress-ng nanosleep, hackbench pipe/socket), each on its kernel",
 	Published: "lkp's base-kernel columns, 60-300 s averages (experiments.md lkp-base); nanosleep-spr's native_queued_spin_lock_slowpath 1.29% has no model symbol " +
 		"(a contended rq lock's wait is charged to its caller), and its select_idle_cpu 11.21% + select_idle_sibling 0.50% compare with the model's select_idle_sibling (which charges the scan there); " +
+		"nr_running is lkp's sched_debug.cpu.nr_running.avg, a mean of 60 s samples whose first is taken before the run (lkpSamples; the run's own value is a note); " +
 		"nanosleep-spr's nr_running 2.05 cannot be met together with its ops/s: " + nanosleepBound,
 	Source:   "Intel 0-day kernel test robot reports, the parent commits' columns (lkp-tests)",
 	Settings: []Setting{{"row's kernel", ""}},
@@ -176,9 +243,19 @@ var lkpBase = &Study{
 			Args: lkpHackbench(128, 128, "threads", false), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
 	},
+	Notes: []Note{
+		{Row: "nanosleep-spr", Metric: nrRunningSteady, Pub: lkpSampledOnly},
+		{Row: "hb-spr-process-socket", Metric: nrRunningSteady, Pub: lkpSampledOnly},
+		{Row: "hb-icl-threads-pipe", Metric: nrRunningSteady, Pub: lkpSampledOnly},
+		{Row: "hb-icl-threads-socket", Metric: nrRunningSteady, Pub: lkpSampledOnly},
+	},
 	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},
 	Rollup:   true,
 }
+
+// lkpSampledOnly is a note's published column where lkp gives only its
+// samples' average (the nr_running metric).
+const lkpSampledOnly = "lkp gives only its samples' average"
 
 // hbThroughputLKP is lkp's hackbench.throughput, read by its parser.
 var hbThroughputLKP = Metric{Name: "hackbench.throughput", Key: "hackbench.throughput"}
