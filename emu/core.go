@@ -32,6 +32,15 @@ func (rq *RQ) unlockRQ(sym Symbol) {
 // setNrRunning writes rq->nr_running (on the lock line, read remotely by
 // idle_cpu() and load balancing).
 func (rq *RQ) addNrRunning(d int, sym Symbol) {
+	// NrRunningNS integrates rq->nr_running over the CPU's clock: what
+	// /proc/sched_debug's snapshots of it sample (delayed tasks included,
+	// as they count in nr_running). Simplified: the integral is closed at
+	// each change, not at a snapshot (a window's ends miss at most the
+	// time since each CPU's last enqueue or dequeue).
+	if dt := rq.now - rq.nrRunningSince; dt > 0 {
+		rq.Stats.NrRunningNS += int64(rq.nrRunning) * dt
+		rq.nrRunningSince = rq.now
+	}
 	rq.nrRunning += d
 	if rq.nrRunning < 0 {
 		panic(fmt.Sprintf("emu: CPU %d: nr_running went negative", rq.cpu))

@@ -116,3 +116,41 @@ func TestDelayedWakeupRequeues(t *testing.T) {
 		t.Fatalf("%d delayed wakeups done, %d counted", woken, rq.Stats.DelayedWakeups)
 	}
 }
+
+// TestNrRunningNSIsWhatSnapshotsSample: Stats.NrRunningNS integrates
+// rq->nr_running over time, delayed sleepers included (fair.c v6.12:
+// dequeue_entities() returns before sub_nr_running() for a delayed
+// entity), so over a run it is the mean of snapshots of nr_running (what
+// /proc/sched_debug's .nr_running shows), while the tasks' running and
+// waiting time (rq_cpu_time + run_delay, Little's law over runnable
+// tasks) leave the delayed ones out.
+func TestNrRunningNSIsWhatSnapshotsSample(t *testing.T) {
+	for _, tc := range []struct {
+		feat    string
+		delayed bool
+	}{{"v6.12-eevdf", true}, {"v6.6-eevdf", false}} {
+		t.Run(tc.feat, func(t *testing.T) {
+			var sum, n float64
+			s := delayedScenario(t, tc.feat, 3*ms, func(s *Sim, p *Task) {
+				sum += float64(s.RQ(0).nrRunning)
+				n++
+			})
+			rq := s.RQ(0)
+			el := float64(rq.now)
+			integral := float64(rq.Stats.NrRunningNS) / el
+			little := float64(rq.Stats.RQCPUTime+rq.Stats.RunDelay) / el
+			sampled := sum / n
+			delayed := rq.Stats.DelayedDequeues + rq.Stats.DelayedWakeups
+			t.Logf("%s: nr_running integral %.3f, snapshots %.3f, running+waiting %.3f, %d delayed sleeps", tc.feat, integral, sampled, little, delayed)
+			if d := integral/sampled - 1; d > 0.02 || d < -0.02 {
+				t.Errorf("integral %.3f, snapshots' mean %.3f: more than 2%% apart", integral, sampled)
+			}
+			if tc.delayed && (delayed == 0 || integral < little+0.05) {
+				t.Errorf("delayed sleepers: integral %.3f should exceed running+waiting %.3f (%d delayed sleeps)", integral, little, delayed)
+			}
+			if !tc.delayed && (integral-little > 0.05 || little-integral > 0.05) {
+				t.Errorf("no delayed dequeue: integral %.3f, running+waiting %.3f, want equal", integral, little)
+			}
+		})
+	}
+}

@@ -43,6 +43,9 @@ type RQ struct {
 	// the barrier's time before the engine works on the CPU's queues.
 	now  int64
 	mode cpuMode
+	// nrRunningSince is the clock at nr_running's last change (the
+	// start of Stats.NrRunningNS's open interval). Owned by the CPU.
+	nrRunningSince int64
 	// smtYield is Lat.SMTYield per mille (1000: no SMT sharing). fixed.
 	smtYield int64
 

@@ -64,6 +64,9 @@ type RQStats struct {
 	// DelayedDequeues the delayed tasks its picks dequeued.
 	DelayedWakeups  int64
 	DelayedDequeues int64
+	// NrRunningNS is rq->nr_running integrated over time (tasks x ns):
+	// over a window's length, the nr_running that sched_debug samples.
+	NrRunningNS int64
 
 	fracNS float64 // sub-ns costs not yet charged
 }

@@ -56,15 +56,18 @@ var (
 var (
 	csPerSec  = Metric{Name: "context switches/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.context_switches_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
 	migPerSec = Metric{Name: "migrations/s", Fn: func(o *Outcome) float64 { return o.Counters["rate.migrations_per_sec"] / 1e6 }, Format: "%.3f", Unit: " M"}
-	// nrRunningSteady is rq->nr_running per CPU averaged over the window:
-	// by Little's law, the tasks' time on a runqueue (running,
-	// rq_cpu_time, or waiting, run_delay) over the CPUs' time.
+	// nrRunningSteady is rq->nr_running per CPU averaged over the window
+	// (Stats.NrRunningNS): the tasks running or waiting and, from v6.11,
+	// the sleepers delayed on a runqueue (DELAY_DEQUEUE), which count in
+	// nr_running as sched_debug shows it. Before stop 51 it was the
+	// tasks' running and waiting time (rq_cpu_time + run_delay), which
+	// leaves the delayed sleepers out.
 	nrRunningSteady = Metric{Name: "nr_running per CPU, in the run", Format: "%.2f", Fn: func(o *Outcome) float64 {
 		d := o.Counters["run.virtual_sec"] * 1e9 * float64(max(o.CPUs, 1))
 		if d == 0 {
 			return 0
 		}
-		return (o.Counters["sched.RQCPUTime"] + o.Counters["sched.RunDelay"]) / d
+		return o.Counters["sched.NrRunningNS"] / d
 	}}
 	// nrRunning is lkp's sched_debug.cpu.nr_running.avg: the run's
 	// nr_running as lkp's sched_debug monitor samples it (lkpSamples).

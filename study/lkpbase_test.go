@@ -33,9 +33,9 @@ func TestIdleCountsTheIdleLoop(t *testing.T) {
 // sample and one of the run, hackbench's eight iterations at the emulated
 // throughput as many 60 s as they last.
 func TestNrRunningAsLKPSamplesIt(t *testing.T) {
-	// A window of 1 s on 10 CPUs with 40 CPU-seconds on runqueues: 4 per
-	// CPU in the run.
-	counters := map[string]float64{"run.virtual_sec": 1, "sched.RQCPUTime": 25e9, "sched.RunDelay": 15e9}
+	// A window of 1 s on 10 CPUs with nr_running summing to 40 over it: 4
+	// per CPU in the run.
+	counters := map[string]float64{"run.virtual_sec": 1, "sched.NrRunningNS": 40e9, "sched.RQCPUTime": 25e9, "sched.RunDelay": 10e9}
 	hb := func(g int, tp float64) *Outcome {
 		return &Outcome{CPUs: 10, Counters: counters, LKP: map[string]float64{"hackbench.throughput": tp},
 			Run: Run{Workload: "hackbench", Args: lkpHackbench(128, g, "threads", true)}}

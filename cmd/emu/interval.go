@@ -15,8 +15,9 @@ import (
 // run (-interval): the software events perf stat counts for the command
 // (task-clock, context-switches, cpu-migrations, with perf's shadow
 // metrics: CPUs utilized, and each count per second of task-clock), then
-// an emu line with what perf stat cannot count: nr_running per CPU (the
-// tasks' time on a runqueue over the CPUs' time, Little's law),
+// an emu line with what perf stat cannot count: nr_running per CPU
+// (rq->nr_running's mean over the interval, delayed sleepers included, as
+// sched_debug shows it),
 // migrations per wakeup, and the workload's lkp metrics at the
 // interval's rate. task-clock is the CPUs' time out of the idle loop,
 // from the profile, which is charged up to the interval's end (the
@@ -39,7 +40,7 @@ func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, 
 		fmt.Fprintf(w, "%s %18s msec %-32s #  %7.3f CPUs utilized\n", at, commas(taskMS, 2), "task-clock", taskMS/1e3/sec)
 		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(cs, 0), "context-switches", perTaskSec(cs, taskMS))
 		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(mig, 0), "cpu-migrations", perTaskSec(mig, taskMS))
-		nr := (d("sched.RQCPUTime") + d("sched.RunDelay")) / (sec * 1e9 * float64(max(cpus, 1)))
+		nr := d("sched.NrRunningNS") / (sec * 1e9 * float64(max(cpus, 1)))
 		line := fmt.Sprintf("emu: interval %.3f-%.3f s: %.2f nr_running per CPU, %.0f context switches/s, %.0f migrations/s, %.3f migrations per wakeup",
 			float64(prev.At)/1e9, float64(cur.At)/1e9, nr, cs/sec, mig/sec, mig/max(float64(cur.Wakeups-prev.Wakeups), 1))
 		if lkp := (&bench.WindowResult{Start: prev, End: cur}).LKP(wl); lkp != nil {
