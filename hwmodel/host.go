@@ -50,6 +50,9 @@ type HostIdentity struct {
 	// per instance. 0 means unknown, except L3KiB where 0 also means "no
 	// L3"; HostSpec fills unknown values from the sysfs tree it is given.
 	LineBytes, L1dKiB, L2KiB, L3KiB int
+	// KernelHZ is the running kernel's CONFIG_HZ where its configuration
+	// says (kernelHZ), 0 when unknown (the preset's hz then stands).
+	KernelHZ int
 	// Notes say which values are fallbacks or defaults rather than what
 	// CPUID reported; HostSpec appends them to the spec's description.
 	Notes []string
@@ -86,7 +89,9 @@ func CPUIDIdentity() HostIdentity {
 		L1D: c.Cache.L1D, L2: c.Cache.L2, L3: c.Cache.L3,
 	}
 	cpuinfo, _ := os.ReadFile("/proc/cpuinfo") // absent off Linux: no fallback
-	return hostIdentity(f, runtime.GOARCH, cpuinfo, os.DirFS(sysRoot))
+	id := hostIdentity(f, runtime.GOARCH, cpuinfo, os.DirFS(sysRoot))
+	id.KernelHZ, id.Notes = runningKernelHZ(id.Notes)
+	return id
 }
 
 func hostIdentity(f cpuidFacts, goarch string, cpuinfo []byte, sys fs.FS) HostIdentity {
@@ -629,6 +634,9 @@ func HostSpec(sys fs.FS, id HostIdentity) (*Spec, error) {
 	s.Description = desc
 	if err := hostDefaults(s, m); err != nil {
 		return nil, err
+	}
+	if id.KernelHZ > 0 {
+		s.HZ = id.KernelHZ
 	}
 	return s, nil
 }

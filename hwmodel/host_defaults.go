@@ -47,11 +47,9 @@ func hostDefaults(s *Spec, m *Machine) error {
 			"[E] estimate for %s: %s; run emu calibrate to measure this host", s.Vendor, why)}
 	}
 
-	// The kernel's tick rate is not visible to user space: /proc reports
-	// times in USER_HZ (always 100), /proc/config.gz and /boot/config-*
-	// are optional and need not match the running kernel, and timing the
-	// tick would need the timer interrupt counts of an idle CPU. So the
-	// preset's hz stands, like its costs.
+	// The preset's tick rate, until HostSpec puts the running kernel's
+	// CONFIG_HZ in its place (kernelhz.go: /proc/config.gz or
+	// /boot/config-RELEASE, where either says).
 	s.HZ = p.HZ
 
 	present := m.ClassesPresent()
