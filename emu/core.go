@@ -34,9 +34,8 @@ func (rq *RQ) unlockRQ(sym Symbol) {
 func (rq *RQ) addNrRunning(d int, sym Symbol) {
 	// NrRunningNS integrates rq->nr_running over the CPU's clock: what
 	// /proc/sched_debug's snapshots of it sample (delayed tasks included,
-	// as they count in nr_running). Simplified: the integral is closed at
-	// each change, not at a snapshot (a window's ends miss at most the
-	// time since each CPU's last enqueue or dequeue).
+	// as they count in nr_running). The integral is closed at each change;
+	// Counters() adds each CPU's open interval up to the sim's time.
 	if dt := rq.now - rq.nrRunningSince; dt > 0 {
 		rq.Stats.NrRunningNS += int64(rq.nrRunning) * dt
 		rq.nrRunningSince = rq.now

@@ -22,6 +22,14 @@ func (s *Sim) Counters() map[string]float64 {
 			}
 		}
 	}
+	// rq->nr_running's integral up to now: each CPU's interval since its
+	// last change is still open (addNrRunning closes it at the next).
+	for cpu := range s.Machine().CPUs {
+		rq := s.RQ(cpu)
+		if dt := s.Now() - rq.nrRunningSince; dt > 0 {
+			c["sched.NrRunningNS"] += float64(rq.nrRunning) * float64(dt)
+		}
+	}
 	switches := c["sched.NrSwitches"]
 	var mig, wakeups, vol, invol int64
 	for _, t := range s.Tasks() {

@@ -154,3 +154,19 @@ func TestNrRunningNSIsWhatSnapshotsSample(t *testing.T) {
 		})
 	}
 }
+
+// TestNrRunningNSWithoutChanges: a runqueue whose nr_running does not
+// change (three hogs, no sleep) still counts its time: Counters() closes
+// each CPU's open interval at the sim's time.
+func TestNrRunningNSWithoutChanges(t *testing.T) {
+	s := newSim(t, "hikey-8", "v6.6-eevdf")
+	for i := 0; i < 3; i++ {
+		mustTask(t, s, TaskSpec{Comm: "hog", CPU: 0, CPUs: []int{0}, Prog: Hog()})
+	}
+	s.Run(20 * ms)
+	c := s.Counters()
+	got := c["sched.NrRunningNS"] / float64(s.Now())
+	if got < 2.99 || got > 3.01 {
+		t.Errorf("three hogs on one CPU for 20 ms: nr_running integral %.3f per ns of the run, want 3", got)
+	}
+}
