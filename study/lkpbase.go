@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/rqemu/rqemu/emu"
@@ -80,6 +81,26 @@ var (
 			return 0
 		}
 		return float64(o.VolSwitches) / float64(o.InvolSwitches)
+	}}
+	// tasksPerMsg is the tool's tasks' switches (voluntary and
+	// involuntary) per hackbench message (groups x fds x fds x loops an
+	// iteration), in the window: what lkp's rusage gives per run.
+	tasksPerMsg = Metric{Name: "tasks' switches per message", Format: "%.4f", Fn: func(o *Outcome) float64 {
+		msgs := hackbenchMsgsPerSec(o)
+		if msgs <= 0 {
+			return 0
+		}
+		return float64(o.VolSwitches+o.InvolSwitches) / o.Counters["run.virtual_sec"] / msgs
+	}}
+	// othersSwitches are the context switches/s whose task is not the
+	// tool's (rq->nr_switches less the tasks' own): the idle task's, in
+	// the model the only other.
+	othersSwitches = Metric{Name: "switches of other tasks (idle)/s", Format: "%.3f", Unit: " M", Fn: func(o *Outcome) float64 {
+		sec := o.Counters["run.virtual_sec"]
+		if sec <= 0 {
+			return 0
+		}
+		return (o.Counters["sched.NrSwitches"] - float64(o.VolSwitches+o.InvolSwitches)) / sec / 1e6
 	}}
 	// cpusUtilized is perf stat's "CPUs utilized": the time the CPUs ran
 	// tasks (task-clock) over the run, the idle loop left out.
@@ -167,6 +188,35 @@ func lkpRunSec(o *Outcome) float64 {
 	return 0
 }
 
+// hackbenchMsgsPerSec is the messages/s behind lkp's hackbench.throughput
+// (KiB/s of tasks x loops x datasize): each iteration moves groups x fds x
+// fds x loops messages, fds x 1024 / (2 x datasize) per KiB.
+func hackbenchMsgsPerSec(o *Outcome) float64 {
+	f, ds := argInt(o.Run.Args, "-f"), argInt(o.Run.Args, "-s")
+	if ds <= 0 {
+		return 0
+	}
+	return o.LKP["hackbench.throughput"] * 1024 * float64(f) / float64(2*ds)
+}
+
+// rusageNotes are a hackbench row's notes of what lkp's two switch counts
+// say together: rusage's voluntary and involuntary switches per run (GNU
+// time over the 8 iterations, bin/run-test) against perf-stat's
+// machine-wide context switches/s, the run taken as 8 best iterations at
+// the published throughput (so at least that long). Their texts are not
+// pairs (they start with a word): derived figures, printed beside the
+// model's.
+func rusageNotes(row string, groups, loops int, tp, csPerSec, vol, invol float64) []Note {
+	kib := float64((2 * groups * 20 * loops * 100) >> 10)
+	run := 8 * kib / tp
+	msgs := 8 * float64(groups*20*20*loops)
+	tasks := (vol + invol) / run
+	return []Note{
+		{Row: row, Metric: tasksPerMsg, Pub: fmt.Sprintf("derived: %.4f (rusage %.3g per run over its messages)", (vol+invol)/msgs, vol+invol)},
+		{Row: row, Metric: othersSwitches, Pub: fmt.Sprintf("derived: >= %.2f M (perf %.2f M - rusage over >= %.0f s)", (csPerSec-tasks)/1e6, csPerSec/1e6, run)},
+	}
+}
+
 // argInt is flag's integer value in args (the word after it), 0 when
 // absent or not a number.
 func argInt(args []string, flag string) int {
@@ -246,12 +296,19 @@ var lkpBase = &Study{
 			Args: lkpHackbench(128, 128, "threads", false), Length: lkpHackbenchLen,
 			Metrics: []Metric{pub(hbThroughputLKP, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
 	},
-	Notes: []Note{
+	Notes: slices.Concat([]Note{
 		{Row: "nanosleep-spr", Metric: nrRunningSteady, Pub: lkpSampledOnly},
 		{Row: "hb-spr-process-socket", Metric: nrRunningSteady, Pub: lkpSampledOnly},
 		{Row: "hb-icl-threads-pipe", Metric: nrRunningSteady, Pub: lkpSampledOnly},
 		{Row: "hb-icl-threads-socket", Metric: nrRunningSteady, Pub: lkpSampledOnly},
 	},
+		// experiments.md's per-run voluntary / involuntary switches beside
+		// its context switches/s.
+		rusageNotes("hb-icl-process-pipe", 64, 60000, 1052797, 9.03e6, 4.41e8, 0.99e8),
+		rusageNotes("hb-spr-process-socket", 112, 60000, 623219, 4.71e6, 6.48e8, 1.65e8),
+		rusageNotes("hb-icl-process-socket", 128, 30000, 433157, 1.66e6, 2.02e8, 0.40e8),
+		rusageNotes("hb-icl-threads-socket", 128, 30000, 283113, 3.87e6, 5.76e8, 2.69e8),
+	),
 	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},
 	Rollup:   true,
 }

@@ -71,3 +71,31 @@ func TestNrRunningAsLKPSamplesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestRusageNotes: experiments.md's per-run switches of the tool's tasks
+// beside its context switches/s (hb-icl-process-pipe: 5.40e8 per run of 8
+// iterations at 1052797 KiB/s, 114 s, against 9.03 M/s), the model's
+// counterparts from a window, and the notes are not rollup pairs.
+func TestRusageNotes(t *testing.T) {
+	ns := rusageNotes("r", 64, 60000, 1052797, 9.03e6, 4.41e8, 0.99e8)
+	if len(ns) != 2 || ns[0].Pub != "derived: 0.0439 (rusage 5.4e+08 per run over its messages)" ||
+		ns[1].Pub != "derived: >= 4.29 M (perf 9.03 M - rusage over >= 114 s)" {
+		t.Fatalf("notes %+v", ns)
+	}
+	for _, n := range ns {
+		if _, ok := pubValue(n.Pub); ok {
+			t.Errorf("%q reads as a published figure (a pair)", n.Pub)
+		}
+	}
+	// A 0.5 s window of 64 groups at 1e6 KiB/s (102.4 M messages/s): 2 M
+	// switches of the tasks, 3 M in all.
+	o := &Outcome{VolSwitches: 1.5e6, InvolSwitches: 0.5e6, LKP: map[string]float64{"hackbench.throughput": 1e6},
+		Counters: map[string]float64{"run.virtual_sec": 0.5, "sched.NrSwitches": 3e6},
+		Run:      Run{Workload: "hackbench", Args: lkpHackbench(128, 64, "process", true)}}
+	if got, want := tasksPerMsg.value(o), 4e6/102.4e6; got < want*0.999 || got > want*1.001 {
+		t.Errorf("tasks' switches per message %v, want %v", got, want)
+	}
+	if got := othersSwitches.value(o); got != 2 {
+		t.Errorf("other switches %v M/s, want 2", got)
+	}
+}
