@@ -17,7 +17,8 @@ import (
 // metrics: CPUs utilized, and each count per second of task-clock), then
 // an emu line with what perf stat cannot count: nr_running per CPU
 // (rq->nr_running's mean over the interval, delayed sleepers included, as
-// sched_debug shows it),
+// sched_debug shows it), the context switches whose task is the idle task
+// (nr_switches less the tasks' voluntary and involuntary switches),
 // migrations per wakeup, and the workload's lkp metrics at the
 // interval's rate. task-clock is the CPUs' time out of the idle loop,
 // from the profile, which is charged up to the interval's end (the
@@ -41,8 +42,9 @@ func intervalPrinter(w io.Writer, wl bench.Workload, workload string, cpus int, 
 		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(cs, 0), "context-switches", perTaskSec(cs, taskMS))
 		fmt.Fprintf(w, "%s %18s      %-32s #  %s\n", at, commas(mig, 0), "cpu-migrations", perTaskSec(mig, taskMS))
 		nr := d("sched.NrRunningNS") / (sec * 1e9 * float64(max(cpus, 1)))
-		line := fmt.Sprintf("emu: interval %.3f-%.3f s: %.2f nr_running per CPU, %.0f context switches/s, %.0f migrations/s, %.3f migrations per wakeup",
-			float64(prev.At)/1e9, float64(cur.At)/1e9, nr, cs/sec, mig/sec, mig/max(float64(cur.Wakeups-prev.Wakeups), 1))
+		idle := cs - d("sched.nr_voluntary_switches") - d("sched.nr_involuntary_switches")
+		line := fmt.Sprintf("emu: interval %.3f-%.3f s: %.2f nr_running per CPU, %.0f context switches/s (%.0f the idle task's), %.0f migrations/s, %.3f migrations per wakeup",
+			float64(prev.At)/1e9, float64(cur.At)/1e9, nr, cs/sec, idle/sec, mig/sec, mig/max(float64(cur.Wakeups-prev.Wakeups), 1))
 		if lkp := (&bench.WindowResult{Start: prev, End: cur}).LKP(wl); lkp != nil {
 			for _, k := range slices.Sorted(maps.Keys(lkp)) {
 				line += fmt.Sprintf(", %s.%s %.0f", bench.LKPProgram(workload), k, lkp[k])

@@ -389,7 +389,8 @@ func TestRunWindowToInterval(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(errs, "emu: interval 0.006-0.008 s: ") || !strings.Contains(errs, "migrations per wakeup, hackbench.throughput ") ||
+	if !regexp.MustCompile(`emu: interval 0\.006-0\.008 s: [\d.]+ nr_running per CPU, \d+ context switches/s \(\d+ the idle task's\), `).MatchString(errs) ||
+		!strings.Contains(errs, "migrations per wakeup, hackbench.throughput ") ||
 		!strings.Contains(errs, "emu: window 0.002-0.008 s (-window-from to -window-to)") {
 		t.Errorf("stderr lacks emu's interval or window line:\n%s", errs)
 	}
