@@ -1,6 +1,9 @@
 package emu
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestUpdateIdleCPUScanCurve is fair.c: update_idle_cpu_scan() for every
 // average utilization 0..1024 against the float curve it approximates:
@@ -45,5 +48,39 @@ func TestUpdateIdleCPUScanCurve(t *testing.T) {
 			}
 		}
 		rq.outbox = rq.outbox[:0]
+	}
+}
+
+// TestIdleCoreScansCounted: on an SMT machine with cores going idle and
+// coming back (sleepers on a few CPUs), __update_idle_core() sets
+// has_idle_cores on idle entry (IdleCoresSets) and select_idle_cpu()'s
+// scans that see it walk by cores (IdleCoreScans, fair.c v6.6), a subset
+// of all its scans (SISScans).
+func TestIdleCoreScansCounted(t *testing.T) {
+	// hikey-8 has no SMT: spr-1s, every CPU busy with a hog but core 0
+	// (CPUs 0 and 56), where two sleepers come and go: when both sleep the
+	// core is idle (a set); one waking while the other runs finds its CPU
+	// busy and scans the LLC by cores, finding none idle (a clear).
+	s := newSim(t, "spr-1s", "v6.6-eevdf")
+	sib := s.Machine().SMTSiblings(0)
+	for cpu := range s.Machine().CPUs {
+		if !slices.Contains(sib, cpu) {
+			mustTask(t, s, TaskSpec{Comm: "hog", CPU: cpu, Prog: Hog()})
+		}
+	}
+	for i := 0; i < 2; i++ {
+		mustTask(t, s, TaskSpec{Comm: "sleeper", CPU: 0, Prog: Loop(Run(20_000), Sleep(30_000))})
+	}
+	s.Run(20 * ms)
+	var scans, coreScans, sets int64
+	for cpu := range s.Machine().CPUs {
+		st := s.RQ(cpu).Stats
+		scans += st.SISScans
+		coreScans += st.IdleCoreScans
+		sets += st.IdleCoresSets
+	}
+	t.Logf("%d scans, %d with has_idle_cores, %d sets", scans, coreScans, sets)
+	if sets == 0 || coreScans == 0 || coreScans > scans {
+		t.Errorf("%d scans, %d with has_idle_cores, %d sets: want sets, idle-core scans, and no more of them than scans", scans, coreScans, sets)
 	}
 }

@@ -239,6 +239,9 @@ func (rq *RQ) selectIdleCPU(p *Task, sd *Domain, hasIdleCore bool, target int) i
 		}
 	}
 	rq.Stats.SISScans++
+	if hasIdleCore {
+		rq.Stats.IdleCoreScans++
+	}
 	idleCPU := -1
 	span := sd.Span
 	start := wrapStart(span, target)
@@ -371,6 +374,7 @@ func (rq *RQ) updateIdleCore() {
 			return
 		}
 	}
+	rq.Stats.IdleCoresSets++
 	rq.setIdleCores(rq.cpu, true)
 }
 

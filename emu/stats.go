@@ -59,6 +59,13 @@ type RQStats struct {
 	// or, with an idle core, as a core with select_idle_core().
 	SISScans  int64
 	SISProbes int64
+	// IdleCoreScans are the scans among SISScans that had has_idle_cores
+	// (test_idle_cores()) and so walked the LLC core by core, past
+	// SIS_UTIL's nr; IdleCoresSets the times this CPU's idle entry set
+	// has_idle_cores (__update_idle_core()), which such a scan that
+	// finds no idle core clears.
+	IdleCoreScans int64
+	IdleCoresSets int64
 	// DelayedWakeups are this CPU's wakeups of a task still queued,
 	// sched_delayed (v6.12 ttwu_runnable() with ENQUEUE_DELAYED);
 	// DelayedDequeues the delayed tasks its picks dequeued.
