@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -314,13 +315,41 @@ func busyShares(prof []emu.ProfileEntry) map[string]float64 {
 // the flag prints it (netperf -nr 100% gives "nr": "100%"); nil when the
 // command line does not parse.
 func Params(workload string, args []string) map[string]string {
+	fs := parsedFlags(workload, args)
+	if fs == nil {
+		return nil
+	}
+	p := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { p[f.Name] = f.Value.String() })
+	return p
+}
+
+// parsedFlags is the workload's flag set after its command line, read as
+// emu run reads it (aliases share a value, unset flags keep their
+// defaults); nil when the command line does not parse.
+func parsedFlags(workload string, args []string) *flag.FlagSet {
 	fs := flag.NewFlagSet(workload, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c, err := bench.Declare(fs, workload)
 	if err != nil || c.Parse(args) != nil {
 		return nil
 	}
-	p := map[string]string{}
-	fs.Visit(func(f *flag.Flag) { p[f.Name] = f.Value.String() })
-	return p
+	return fs
+}
+
+// flagInts are the integer values of the named workload flags on a run's
+// command line (their defaults where not given); zeros when the command
+// line does not parse or a flag is not an integer.
+func flagInts(r Run, names ...string) []int {
+	out := make([]int, len(names))
+	fs := parsedFlags(r.Workload, r.Args)
+	if fs == nil {
+		return out
+	}
+	for i, n := range names {
+		if f := fs.Lookup(n); f != nil {
+			out[i], _ = strconv.Atoi(f.Value.String())
+		}
+	}
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/rqemu/rqemu/emu"
 )
@@ -177,12 +176,11 @@ func lkpRunSec(o *Outcome) float64 {
 	case "hackbench":
 		const iterations = 8
 		tp := o.LKP["hackbench.throughput"]
-		g, f := argInt(o.Run.Args, "-g"), argInt(o.Run.Args, "-f")
-		l, s := argInt(o.Run.Args, "-l"), argInt(o.Run.Args, "-s")
 		if tp <= 0 {
 			return 0
 		}
-		kib := (2 * g * f * l * s) >> 10
+		v := flagInts(o.Run, "g", "f", "l", "s")
+		kib := (2 * v[0] * v[1] * v[2] * v[3]) >> 10
 		return iterations * float64(kib) / tp
 	}
 	return 0
@@ -192,7 +190,8 @@ func lkpRunSec(o *Outcome) float64 {
 // (KiB/s of tasks x loops x datasize): each iteration moves groups x fds x
 // fds x loops messages, fds x 1024 / (2 x datasize) per KiB.
 func hackbenchMsgsPerSec(o *Outcome) float64 {
-	f, ds := argInt(o.Run.Args, "-f"), argInt(o.Run.Args, "-s")
+	v := flagInts(o.Run, "f", "s")
+	f, ds := v[0], v[1]
 	if ds <= 0 {
 		return 0
 	}
@@ -215,18 +214,6 @@ func rusageNotes(row string, groups, loops int, tp, csPerSec, vol, invol float64
 		{Row: row, Metric: tasksPerMsg, Pub: fmt.Sprintf("derived: %.4f (rusage %.3g per run over its messages)", (vol+invol)/msgs, vol+invol)},
 		{Row: row, Metric: othersSwitches, Pub: fmt.Sprintf("derived: >= %.2f M (perf %.2f M - rusage over >= %.0f s)", (csPerSec-tasks)/1e6, csPerSec/1e6, run)},
 	}
-}
-
-// argInt is flag's integer value in args (the word after it), 0 when
-// absent or not a number.
-func argInt(args []string, flag string) int {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			n, _ := strconv.Atoi(args[i+1])
-			return n
-		}
-	}
-	return 0
 }
 
 // pub is m with its published value.
