@@ -36,8 +36,8 @@ func (rq *RQ) addNrRunning(d int, sym Symbol) {
 	// /proc/sched_debug's snapshots of it sample (delayed tasks included,
 	// as they count in nr_running). The integral is closed at each change;
 	// Counters() adds each CPU's open interval up to the sim's time.
-	if dt := rq.now - rq.nrRunningSince; dt > 0 {
-		rq.Stats.NrRunningNS += int64(rq.nrRunning) * dt
+	if rq.now > rq.nrRunningSince {
+		rq.Stats.NrRunningNS += rq.nrRunningOpenNS(rq.now)
 		rq.nrRunningSince = rq.now
 	}
 	rq.nrRunning += d
@@ -45,6 +45,15 @@ func (rq *RQ) addNrRunning(d int, sym Symbol) {
 		panic(fmt.Sprintf("emu: CPU %d: nr_running went negative", rq.cpu))
 	}
 	rq.lock.SetNrRunning(rq.log, rq.now, rq.site(sym), uint32(rq.nrRunning))
+}
+
+// nrRunningOpenNS is Stats.NrRunningNS's open part at now: nr_running
+// times the time since it last changed (0 for a now not after it).
+func (rq *RQ) nrRunningOpenNS(now int64) int64 {
+	if dt := now - rq.nrRunningSince; dt > 0 {
+		return int64(rq.nrRunning) * dt
+	}
+	return 0
 }
 
 // reschedCurr is core.c: resched_curr(): set need_resched. Asked by

@@ -14,21 +14,17 @@ func (s *Sim) Counters() map[string]float64 {
 	// By reflection, so that a counter added to RQStats is reported
 	// without a second list to keep.
 	for cpu := range s.Machine().CPUs {
-		v := reflect.ValueOf(s.RQ(cpu).Stats)
+		rq := s.RQ(cpu)
+		v := reflect.ValueOf(rq.Stats)
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Type().Field(i)
 			if f.IsExported() && f.Type.Kind() == reflect.Int64 {
 				c["sched."+f.Name] += float64(v.Field(i).Int())
 			}
 		}
-	}
-	// rq->nr_running's integral up to now: each CPU's interval since its
-	// last change is still open (addNrRunning closes it at the next).
-	for cpu := range s.Machine().CPUs {
-		rq := s.RQ(cpu)
-		if dt := s.Now() - rq.nrRunningSince; dt > 0 {
-			c["sched.NrRunningNS"] += float64(rq.nrRunning) * float64(dt)
-		}
+		// rq->nr_running's integral up to now: the interval since its
+		// last change is still open (addNrRunning closes it at the next).
+		c["sched.NrRunningNS"] += float64(rq.nrRunningOpenNS(s.Now()))
 	}
 	switches := c["sched.NrSwitches"]
 	var mig, wakeups, vol, invol int64

@@ -170,3 +170,16 @@ func TestNrRunningNSWithoutChanges(t *testing.T) {
 		t.Errorf("three hogs on one CPU for 20 ms: nr_running integral %.3f per ns of the run, want 3", got)
 	}
 }
+
+// TestNrRunningNSIdleGaps: a CPU whose one task runs 1 ms and sleeps 1 ms
+// has nr_running 1 half the time and 0 the other half; the integral counts
+// no time of the idle gaps.
+func TestNrRunningNSIdleGaps(t *testing.T) {
+	s := newSim(t, "hikey-8", "v6.6-eevdf")
+	mustTask(t, s, TaskSpec{Comm: "sleeper", CPU: 0, CPUs: []int{0}, Prog: Loop(Run(ms), Sleep(ms))})
+	s.Run(40 * ms)
+	got := s.Counters()["sched.NrRunningNS"] / float64(s.Now())
+	if got < 0.45 || got > 0.56 {
+		t.Errorf("a task running half the time: nr_running integral %.3f, want about 0.5", got)
+	}
+}
