@@ -174,16 +174,25 @@ func lkpRunSec(o *Outcome) float64 {
 	case "stress-ng":
 		return 60
 	case "hackbench":
-		const iterations = 8
-		tp := o.LKP["hackbench.throughput"]
-		if tp <= 0 {
-			return 0
-		}
 		v := flagInts(o.Run, "g", "f", "l", "s")
-		kib := (2 * v[0] * v[1] * v[2] * v[3]) >> 10
-		return iterations * float64(kib) / tp
+		return lkpHackbenchRunSec(v[0], v[1], v[2], v[3], o.LKP["hackbench.throughput"])
 	}
 	return 0
+}
+
+// lkpHackbenchIterations is jobs/hackbench.yaml's `iterations: 8` (since
+// 2021): the runs lkp's GNU time and monitors span.
+const lkpHackbenchIterations = 8
+
+// lkpHackbenchRunSec is lkp's hackbench run at throughput tp (KiB/s, its
+// parse's): the iterations, each tasks * loops * datasize >> 10 KiB.
+// 0 without a rate.
+func lkpHackbenchRunSec(groups, fds, loops, datasize int, tp float64) float64 {
+	if tp <= 0 {
+		return 0
+	}
+	kib := (2 * groups * fds * loops * datasize) >> 10
+	return lkpHackbenchIterations * float64(kib) / tp
 }
 
 // hackbenchMsgsPerSec is the messages/s behind lkp's hackbench.throughput
@@ -206,9 +215,8 @@ func hackbenchMsgsPerSec(o *Outcome) float64 {
 // pairs (they start with a word): derived figures, printed beside the
 // model's.
 func rusageNotes(row string, groups, loops int, tp, csPerSec, vol, invol float64) []Note {
-	kib := float64((2 * groups * 20 * loops * 100) >> 10)
-	run := 8 * kib / tp
-	msgs := 8 * float64(groups*20*20*loops)
+	run := lkpHackbenchRunSec(groups, 20, loops, 100, tp)
+	msgs := lkpHackbenchIterations * float64(groups*20*20*loops)
 	tasks := (vol + invol) / run
 	return []Note{
 		{Row: row, Metric: tasksPerMsg, Pub: fmt.Sprintf("derived: %.4f (rusage %.3g per run over its messages)", (vol+invol)/msgs, vol+invol)},
