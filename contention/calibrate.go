@@ -17,6 +17,7 @@ type CalibrateOptions struct {
 	PingPongRounds int           // round trips per batch (default 200000)
 	HammerDur      time.Duration // per hammer configuration (default 300 ms)
 	PipeRounds     int           // round trips per batch (default 3000)
+	StreamRounds   int           // system calls and messages per batch of the stream probe (default 20000)
 	FaultPages     int           // pages first-touched per batch (default 4096: 16 MiB)
 	ForkPages      int           // pages a forked child copies per batch (default 1024)
 	// Repeats is how many times the whole set of probes runs (default
@@ -33,7 +34,7 @@ type CalibrateOptions struct {
 
 // QuickCalibrate are the options of emu calibrate -quick (and of emu
 // reproduce -fit): fewer rounds per batch, a few seconds in all.
-var QuickCalibrate = CalibrateOptions{PingPongRounds: 2000, HammerDur: 20 * time.Millisecond, PipeRounds: 100, FaultPages: 256, ForkPages: 256, Repeats: 5,
+var QuickCalibrate = CalibrateOptions{PingPongRounds: 2000, HammerDur: 20 * time.Millisecond, PipeRounds: 100, StreamRounds: 2000, FaultPages: 256, ForkPages: 256, Repeats: 5,
 	Settle: DefaultSettle}
 
 // DefaultSettle is how long emu calibrate and reproduce -fit wait, at
@@ -49,6 +50,9 @@ func (o *CalibrateOptions) defaults() {
 	}
 	if o.PipeRounds <= 0 {
 		o.PipeRounds = 3000
+	}
+	if o.StreamRounds <= 0 {
+		o.StreamRounds = 20000
 	}
 	if o.FaultPages <= 0 {
 		o.FaultPages = 4096
@@ -116,8 +120,9 @@ func spreadChecked(p, firstTouch, cow *probeSet) bool {
 // Calibrate measures the host with the physical probes: a CAS ping-pong
 // for each distance class present among the allowed CPUs, an atomic-add
 // hammer with 1 and 2 writers on one line and on padded lines, a pipe
-// round trip through the real kernel on two CPUs and on one, a page
-// fault, and a forked child's copy-on-write fault, exit and reap
+// round trip through the real kernel on two CPUs and on one, a bare system
+// call and a 100-byte message through a pipe and an AF_UNIX socket on one
+// thread (StreamCosts), a page fault, and a forked child's copy-on-write fault, exit and reap
 // (ForkFaults). The whole set runs opt.Repeats times; each figure is the median
 // of its samples (every batch of every repeat; one per repeat for the
 // hammer), reported with its spread next to what the host machine m
@@ -205,6 +210,18 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 	pipe1 := add(&probeSet{probe: "pipe round trip, 1 CPU", cpus: fmt.Sprint(c0), unit: "us",
 		predict: func(m *hwmodel.Machine) float64 { return m.PredictPipeRTT(c0, c0) / 1000 },
 		set:     func(cal *hwmodel.Calib, v float64) { cal.PipeRTT1US = round2(v) }})
+	// A bare system call and a message through a pipe and an AF_UNIX
+	// socket with nobody asleep: what the round trips cannot split from
+	// the wakeup and the switch.
+	sysc := add(&probeSet{probe: "system call, getppid(2)", cpus: fmt.Sprint(c0), unit: "ns",
+		predict: func(m *hwmodel.Machine) float64 { return m.Costs.NS[hwmodel.OpSyscall] },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.SyscallNS = round2(v) }})
+	pipeMsg := add(&probeSet{probe: "pipe message (100 B) written, read back", cpus: fmt.Sprint(c0), unit: "ns",
+		predict: func(m *hwmodel.Machine) float64 { return m.PredictStreamMsg(false) },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.PipeMsgNS = round2(v) }})
+	unixMsg := add(&probeSet{probe: "AF_UNIX message (100 B) written, read back", cpus: fmt.Sprint(c0), unit: "ns",
+		predict: func(m *hwmodel.Machine) float64 { return m.PredictStreamMsg(true) },
+		set:     func(cal *hwmodel.Calib, v float64) { cal.UnixMsgNS = round2(v) }})
 	// One user page fault (first touch of a private page), as a forked
 	// child's copy-on-write faults cost.
 	fault := add(&probeSet{probe: "page fault, first touch of a private page", cpus: fmt.Sprint(c0), unit: "us",
@@ -262,6 +279,13 @@ func Calibrate(m *hwmodel.Machine, opt CalibrateOptions) (*CalibReport, error) {
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
 		pipe1.samples = append(pipe1.samples, r1.BatchUsecs...)
+		st, err := StreamCosts(c0, opt.StreamRounds)
+		if err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+		sysc.samples = append(sysc.samples, st.SyscallNs...)
+		pipeMsg.samples = append(pipeMsg.samples, st.PipeMsgNs...)
+		unixMsg.samples = append(unixMsg.samples, st.UnixMsgNs...)
 		pf, err := PageFaults(c0, opt.FaultPages, 5)
 		if err != nil {
 			return nil, fmt.Errorf("page faults: %w", err)
@@ -340,7 +364,7 @@ func (r *CalibReport) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "\nmeasured = the median of the probe's samples (its batches, over every repeat); spread = their IQR/median.\n")
 	fmt.Fprintf(&b, "ratio = predicted / measured. 'after calib' applies this run's measurements\n")
 	fmt.Fprintf(&b, "(emu calibrate -o FILE; then -calib FILE with -topo host): transfer latency per\n")
-	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, two scales on kernel-operation costs\n(the local path from the 1-CPU pipe, the IPI/idle-exit path from the 2-CPU pipe), and the\ncopy-on-write fault after fork() as page_fault (which scales exit_mmap alike; the first-touch\nfault where it is not measured). The fault with the mm on the other CPU checks the IPI's price\n(the TLB shootdown): no modeled workload pays it.\n", r.After.Lat.Burst)
+	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, the system call and the pipe's and\nAF_UNIX socket's paths from the getppid and message probes, two scales on the other\nkernel-operation costs (the local path from the 1-CPU pipe, the IPI/idle-exit path from the\n2-CPU pipe), and the\ncopy-on-write fault after fork() as page_fault (which scales exit_mmap alike; the first-touch\nfault where it is not measured). The fault with the mm on the other CPU checks the IPI's price\n(the TLB shootdown): no modeled workload pays it.\n", r.After.Lat.Burst)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

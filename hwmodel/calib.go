@@ -51,6 +51,18 @@ type Calib struct {
 	// with the faults they take. A property of the tool's binary and
 	// libraries on this host (Machine.ExitPathNS).
 	ExitPathUS map[string]float64 `yaml:"exit_path_us,omitempty" json:"exit_path_us,omitempty"`
+	// SyscallNS is one bare system call (getppid(2)) on this host, ns:
+	// the entry and exit every modeled system call pays (costs_cycles.
+	// syscall). On a VM with the speculation mitigations it is several
+	// times a bare-metal one, which the pipe round trip alone cannot tell
+	// from the scheduler's own costs.
+	SyscallNS float64 `yaml:"syscall_ns,omitempty" json:"syscall_ns,omitempty"`
+	// PipeMsgNS and UnixMsgNS are one 100-byte message written and read
+	// back by one thread, through a pipe and an AF_UNIX stream socketpair,
+	// ns: two system calls and the paths' own work with no wakeup and no
+	// switch (pipe_write + pipe_read, unix_send + unix_recv).
+	PipeMsgNS float64 `yaml:"pipe_msg_ns,omitempty" json:"pipe_msg_ns,omitempty"`
+	UnixMsgNS float64 `yaml:"unix_msg_ns,omitempty" json:"unix_msg_ns,omitempty"`
 	// PipeCrossScale further scales the cross-CPU costs (ipi_send,
 	// ipi_deliver, ipi_recv, idle_exit) after the closed-form fit, so that
 	// the engine's own two-CPU pipe round trip on this machine reproduces
@@ -142,7 +154,7 @@ func (c *Calib) validate() error {
 	}{
 		{"rmw_local_ns", c.RMWLocalNS}, {"hammer2_shared_ns", c.Hammer2SharedNS}, {"hammer2_padded_ns", c.Hammer2PaddedNS},
 		{"pipe_rtt_us", c.PipeRTTUS}, {"pipe_rtt_1cpu_us", c.PipeRTT1US}, {"page_fault_us", c.PageFaultUS}, {"cow_fault_us", c.CoWFaultUS},
-		{"pipe_cross_scale", c.PipeCrossScale},
+		{"pipe_cross_scale", c.PipeCrossScale}, {"syscall_ns", c.SyscallNS}, {"pipe_msg_ns", c.PipeMsgNS}, {"unix_msg_ns", c.UnixMsgNS},
 	} {
 		if !(f.v == 0 || f.v >= MinSourced && f.v <= MaxSourced) {
 			return fmt.Errorf("%s: must be a number from %g to %g (0: not measured), got %v", f.name, MinSourced, float64(MaxSourced), f.v)
@@ -271,12 +283,18 @@ func presentNames(present [NumClasses]bool) string {
 // crossCPUOps are the costs a wakeup across CPUs adds to a local one.
 var crossCPUOps = []KernelOp{OpIPISend, OpIPIDeliver, OpIPIRecv, OpIdleExit}
 
-// fitKernelCosts scales the kernel-operation costs in s so the closed-form
-// pipe round trips match the measured ones: one scale on the local path
-// from the one-CPU round trip (syscalls, pipe, wakeup, enqueue, switch),
+// fitKernelCosts prices the kernel-operation costs in s from the measured
+// figures. The stream probes, where measured, set the system call's
+// entry and exit (syscall_ns) and the pipe's and the AF_UNIX socket's own
+// paths (a message's write and read back less two system calls, shared
+// out in the preset's write:read ratio): those costs are then fixed. One
+// scale on the rest of the local path (wakeup, enqueue, dequeue, switch)
+// makes the closed-form one-CPU pipe round trip match the measured one;
 // then one on the cross-CPU additions (IPI send/delivery/receive, idle
-// exit) from the two-CPU round trip. In a VM the second is dominated by VM
-// exits for the IPI and HLT, which is why one scale cannot fit both.
+// exit) the two-CPU round trip. In a VM the second is dominated by VM
+// exits for the IPI and HLT, which is why one scale cannot fit both; and
+// the first alone would price a VM's system calls, several times a
+// bare-metal one, as scheduler work (the stream probes split them).
 func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) error {
 	isCross := func(op KernelOp) bool {
 		for _, x := range crossCPUOps {
@@ -295,11 +313,61 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 		*f = &Sourced{Value: math.Max(1, math.Round(old.Value*scale*10)/10),
 			Source: src(fmt.Sprintf("x%.3f %s", scale, why)) + "; was " + old.Source}
 	}
+	// ns is what the fitted costs come to so far (m's until set).
+	ns := m.Costs.NS
+	fixed := map[KernelOp]bool{}
+	setNS := func(op KernelOp, v float64, why string) {
+		f := kernelOps[op].field(&s.Costs)
+		was := "was the preset's " + kernelOps[opFallbackOf(op)].name
+		if *f != nil {
+			was = "was " + (*f).Source
+		}
+		*f = &Sourced{Value: math.Max(1, math.Round(m.NSToCycles(v)*10)/10), Source: src(why) + "; " + was}
+		ns[op] = m.CyclesToNS((*f).Value)
+		fixed[op] = true
+	}
+	if c.SyscallNS > 0 {
+		setNS(OpSyscall, c.SyscallNS, fmt.Sprintf("one getppid(2), %.0f ns,", c.SyscallNS))
+	}
+	for _, p := range []struct {
+		msg         float64
+		name        string
+		write, read KernelOp
+	}{{c.PipeMsgNS, "pipe", OpPipeWrite, OpPipeRead}, {c.UnixMsgNS, "AF_UNIX stream", OpUnixSend, OpUnixRecv}} {
+		if p.msg <= 0 {
+			continue
+		}
+		work := p.msg - 2*ns[OpSyscall]
+		if work <= 0 {
+			return specErr("-calib", "a 100-byte %s message costs %.0f ns, no more than its two system calls (%.0f ns each): the stream figures contradict each other", p.name, p.msg, ns[OpSyscall])
+		}
+		w := ns[p.write] / (ns[p.write] + ns[p.read])
+		why := fmt.Sprintf("a 100-byte %s message written and read back by one thread, %.0f ns, less two system calls, in the preset's write:read ratio,", p.name, p.msg)
+		setNS(p.write, work*w, why)
+		setNS(p.read, work*(1-w), why)
+	}
+	// partsOf splits a closed form, linear in the costs, into what the
+	// fixed costs, the other costs and the rest (line transfers) add.
+	partsOf := func(pred func(*Machine) float64) (fixedPart, free, rest float64) {
+		z := *m
+		z.Costs.NS = ns
+		all := pred(&z)
+		for op := range NumKernelOps {
+			if !fixed[op] {
+				z.Costs.NS[op] = 0
+			}
+		}
+		withFixed := pred(&z)
+		z.Costs.NS = [NumKernelOps]float64{}
+		rest = pred(&z)
+		return withFixed - rest, all - withFixed, rest
+	}
 	local := 1.0
 	if c.PipeRTT1US > 0 {
-		local = c.PipeRTT1US * 1000 / m.PredictPipeRTT(0, 0)
+		f, free, rest := partsOf(func(x *Machine) float64 { return x.PredictPipeRTT(0, 0) })
+		local = math.Max((c.PipeRTT1US*1000-f-rest)/free, 0.05)
 		for op := KernelOp(0); op < NumKernelOps; op++ {
-			if !isCross(op) {
+			if !isCross(op) && !fixed[op] {
 				rescale(op, local, fmt.Sprintf("so the one-CPU pipe round trip matches %.2f us", c.PipeRTT1US))
 			}
 		}
@@ -310,12 +378,12 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 	}
 	if c.PipeRTTUS > 0 && ok {
 		// The two-CPU round trip is 2 x (local part + cross part).
-		total := m.PredictPipeRTT(a, b)
+		f, free, rest := partsOf(func(x *Machine) float64 { return x.PredictPipeRTT(a, b) })
 		cross := 0.0
 		for _, op := range crossCPUOps {
-			cross += 2 * m.Costs.NS[op]
+			cross += 2 * ns[op]
 		}
-		want := c.PipeRTTUS*1000 - (total-cross)*local
+		want := c.PipeRTTUS*1000 - f - rest - (free-cross)*local
 		scale := math.Max(want/cross, 0.05)
 		why := fmt.Sprintf("so the two-CPU pipe round trip matches %.2f us", c.PipeRTTUS)
 		if c.PipeCrossScale > 0 {
@@ -327,6 +395,15 @@ func (c *Calib) fitKernelCosts(m *Machine, s *Spec, src func(string) string) err
 		}
 	}
 	return nil
+}
+
+// opFallbackOf is the op whose cost op takes when the spec leaves it out
+// (opFallback), else op itself.
+func opFallbackOf(op KernelOp) KernelOp {
+	if from, ok := opFallback[op]; ok {
+		return from
+	}
+	return op
 }
 
 // applyPageFault prices costs_cycles.page_fault from the measured fault
@@ -400,6 +477,18 @@ func (m *Machine) PredictCoWShootdown(a, b int) float64 {
 // of writers on cpus hammering one shared line (shared) or each its own
 // (weave.PredictHammer).
 type HammerFunc func(m *Machine, cpus []int, shared bool) float64
+
+// PredictStreamMsg is the model's price, in ns, of a 100-byte message
+// written and read back by one thread (the stream probe's pipe_msg_ns,
+// unix=false, and unix_msg_ns): two system calls and the path's write and
+// read, from the base costs alone.
+func (m *Machine) PredictStreamMsg(unix bool) float64 {
+	w, r := OpPipeWrite, OpPipeRead
+	if unix {
+		w, r = OpUnixSend, OpUnixRecv
+	}
+	return 2*m.Costs.NS[OpSyscall] + m.Costs.NS[w] + m.Costs.NS[r]
+}
 
 // PredictPipeRTT is the model's round trip, in ns, of a 1-byte message
 // through two pipes between threads on CPUs a and b (`perf bench sched

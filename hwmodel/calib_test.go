@@ -1,6 +1,7 @@
 package hwmodel
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -53,6 +54,10 @@ func TestCalibErrors(t *testing.T) {
 		{"negative copy-on-write fault", "host: x\ncow_fault_us: -1\n", "cow_fault_us"},
 		{"exit path of an unknown tool", "host: x\nexit_path_us: {stress-ng: 100}\n", "exit_path_us.stress-ng"},
 		{"zero exit path", "host: x\nexit_path_us: {perf: 0}\n", "exit_path_us.perf"},
+		{"negative system call", "host: x\nsyscall_ns: -1\n", "syscall_ns"},
+		{"NaN pipe message", "host: x\npipe_msg_ns: .nan\n", "pipe_msg_ns"},
+		{"huge unix message", "host: x\nunix_msg_ns: 1e300\n", "unix_msg_ns"},
+		{"unix message under its system calls", "host: x\nsyscall_ns: 900\nunix_msg_ns: 1500\n", "AF_UNIX stream message costs 1500 ns"},
 	} {
 		path := dir + "/" + tc.name + ".yaml"
 		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
@@ -117,5 +122,62 @@ func TestCalibExitPath(t *testing.T) {
 	}
 	if m.ExitPathNS != nil || after.ExitPathNS["hackbench"] != 0 {
 		t.Errorf("exit paths where none was measured: %v, %v", m.ExitPathNS, after.ExitPathNS)
+	}
+}
+
+// TestCalibStreamFit: the stream probes price the system call and the
+// pipe's and the AF_UNIX socket's paths outright (each in the preset's
+// write:read ratio), and the one-CPU pipe round trip scales only the rest
+// of the local path, so every measured figure comes back from the closed
+// forms; the cross-CPU fit still closes the two-CPU round trip.
+func TestCalibStreamFit(t *testing.T) {
+	m := kvmHost(t)
+	c := &Calib{Host: "x", SyscallNS: 1079, PipeMsgNS: 2743, UnixMsgNS: 3556, PipeRTT1US: 8.37, PipeRTTUS: 22.39}
+	cm, err := c.Apply(m, closedHammer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, _ := cm.PairOf(ClassLLC)
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got/want-1) > 0.001 {
+			t.Errorf("%s: %.2f after calibration, measured %.2f", what, got, want)
+		}
+	}
+	near("getppid", cm.Costs.NS[OpSyscall], c.SyscallNS)
+	near("pipe message", cm.PredictStreamMsg(false), c.PipeMsgNS)
+	near("unix message", cm.PredictStreamMsg(true), c.UnixMsgNS)
+	near("one-CPU pipe round trip", cm.PredictPipeRTT(0, 0), 1000*c.PipeRTT1US)
+	near("two-CPU pipe round trip", cm.PredictPipeRTT(a, b), 1000*c.PipeRTTUS)
+	for _, p := range [][2]KernelOp{{OpPipeWrite, OpPipeRead}, {OpUnixSend, OpUnixRecv}} {
+		near(p[0].String()+":"+p[1].String(), cm.Costs.NS[p[0]]/cm.Costs.NS[p[1]], m.Costs.NS[p[0]]/m.Costs.NS[p[1]])
+	}
+	// The rest of the local path moves by one scale.
+	k := cm.Costs.NS[OpSchedule] / m.Costs.NS[OpSchedule]
+	for _, op := range []KernelOp{OpTTWU, OpEnqueue, OpDequeue, OpPickNext, OpUpdateLoadAvg} {
+		near(op.String()+" scale", cm.Costs.NS[op]/m.Costs.NS[op], k)
+	}
+	if src := cm.Spec.Costs.Syscall.Source; !strings.HasPrefix(src, "[C] one getppid(2)") {
+		t.Errorf("syscall source %q does not say it was measured", src)
+	}
+	// Without the stream figures the one-CPU round trip scales the whole
+	// local path, the system call included.
+	c0 := &Calib{Host: "x", PipeRTT1US: 8.37}
+	cm0, err := c0.Apply(m, closedHammer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("round trip alone", cm0.PredictPipeRTT(0, 0), 1000*c0.PipeRTT1US)
+	near("syscall scale without stream figures", cm0.Costs.NS[OpSyscall]/m.Costs.NS[OpSyscall], cm0.Costs.NS[OpSchedule]/m.Costs.NS[OpSchedule])
+}
+
+// TestCalibStreamContradiction: a message that costs no more than its two
+// system calls cannot be split; Apply says which figures disagree.
+func TestCalibStreamContradiction(t *testing.T) {
+	c := &Calib{Host: "x", SyscallNS: 2000, PipeMsgNS: 3000}
+	_, err := c.Apply(kvmHost(t), closedHammer)
+	var se *SpecError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "pipe message costs 3000 ns, no more than its two system calls") {
+		t.Errorf("error %v, want a -calib error naming the pipe message and the system calls", err)
 	}
 }

@@ -71,6 +71,8 @@ func FuzzCalib(f *testing.F) {
 	f.Add([]byte("host: x\npingpong_ns: {smt: 10, socket: 80, remote: 150}\nhammer2_class: smt\nhammer2_shared_ns: 3\n"))
 	f.Add([]byte("host: x\npipe_rtt_us: 1e6\npipe_rtt_1cpu_us: 0.001\n"))
 	f.Add([]byte("pingpong_ns: {llc: .nan}\n"))
+	f.Add([]byte("host: x\nsyscall_ns: 1079\npipe_msg_ns: 2743\nunix_msg_ns: 3556\npipe_rtt_1cpu_us: 8.37\npipe_rtt_us: 22.39\n"))
+	f.Add([]byte("host: x\nsyscall_ns: 1e6\npipe_msg_ns: 1\npipe_rtt_1cpu_us: 0.001\n"))
 	id := HostIdentity{Vendor: "amd", Model: "AMD EPYC", Arch: "x86_64", FreqMHz: 2596, LineBytes: 64, L1dKiB: 32, L2KiB: 1024, L3KiB: 32768}
 	hs, err := HostSpec(os.DirFS("testdata/sysfs/kvm-2vcpu-genoa"), id)
 	if err != nil {

@@ -1,0 +1,34 @@
+package contention
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestStreamCosts: on this host a message through a pipe or a socket costs
+// more than one bare system call (it is two of them and the paths' work),
+// every batch is positive, and the arguments are checked.
+func TestStreamCosts(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	r, err := StreamCosts(cpus[0], 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, pipe, sock := RobustOf(r.SyscallNs).Median, RobustOf(r.PipeMsgNs).Median, RobustOf(r.UnixMsgNs).Median
+	t.Logf("cpu %d: getppid %.0f ns, pipe message %.0f ns, unix message %.0f ns", r.CPU, sys, pipe, sock)
+	if len(r.SyscallNs) != ProbeBatches || len(r.PipeMsgNs) != ProbeBatches || len(r.UnixMsgNs) != ProbeBatches {
+		t.Fatalf("batches: %d %d %d, want %d each", len(r.SyscallNs), len(r.PipeMsgNs), len(r.UnixMsgNs), ProbeBatches)
+	}
+	if !(pipe > 2*sys*0.9) || !(sock > 2*sys*0.9) {
+		t.Errorf("a message (pipe %.0f, unix %.0f ns) is two system calls and more, yet one getppid is %.0f ns", pipe, sock, sys)
+	}
+	if _, err := StreamCosts(cpus[0], 0); err == nil {
+		t.Error("rounds 0: no error")
+	}
+	if _, err := StreamCosts(1<<20, 10); !errors.Is(err, ErrCPUNotAllowed) {
+		t.Errorf("CPU 1<<20: %v, want ErrCPUNotAllowed", err)
+	}
+}
