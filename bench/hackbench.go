@@ -71,7 +71,12 @@ import (
 //     is not modeled, nor the parent's own run.
 //   - Processes (-P, the default) each have their own mm, threads (-T, -t)
 //     share the tool's: a switch between two processes pays switch_mm
-//     (taskMM). A child process also pays, inside the timed window, the
+//     (taskMM). Threads also share the descriptor table, so each
+//     sender's write() takes and drops a reference on the struct file of
+//     the receiver's write end, which the group's senders share
+//     (fs/file.c __fget_light(), fput(): emu.File, FdGet at the
+//     syscall's entry, FdPut after the send); a process's lookup takes
+//     none. A child process also pays, inside the timed window, the
 //     copy-on-write faults of its first steps after fork() (forkFaults,
 //     measured per tool; forkedChild) and its exit_mmap() when it exits,
 //     before the parent's wait4() reaps it and the clock stops. On the
@@ -431,6 +436,9 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		ch := make([]channel, w.fds)
 		rooms := make([]*chanRoom, w.fds)
 		var pipes []*emu.Pipe // pipes[j]: receiver j's pipe (pipe mode)
+		// outs[j]: the struct file of receiver j's write end, which the
+		// group's senders share (threads only: emu.File).
+		var outs []*emu.File
 		for j := range ch {
 			spaces := make([]string, w.fds)
 			for i := range spaces {
@@ -448,6 +456,13 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					return err
 				}
 				pipes = append(pipes, p)
+			}
+			if w.threaded {
+				f, err := s.NewFile(ch[j].data.Name+".out", parent)
+				if err != nil {
+					return err
+				}
+				outs = append(outs, f)
 			}
 		}
 		// receiver(): read fds*loops messages, one read() each, and
@@ -524,15 +539,25 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 			// channel, the pipe steps built in once: the first wait
 			// enters write(), a wait after a wakeup is in it.
 			wait, rewait, send := make([]emu.Action, w.fds), make([]emu.Action, w.fds), make([]emu.Action, w.fds)
+			enter := make([]emu.Action, w.fds) // write(): enter, copy_from_user()
 			for j := range mine {
 				mine[j] = ch[j].space[i]
 				wait[j], send[j] = ch[j].waitRoom(i), ch[j].sendStamp(int64(i))
 				rewait[j] = emu.Wait(ch[j].space[i])
+				enter[j] = copyIn
 				if w.pipe {
 					// The write stamps its signal (emu.Pipe.Writer).
 					wait[j] = wait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
 					rewait[j] = rewait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
 					send[j] = ch[j].send().OnPipe(pipes[j], emu.PipeWrite, i)
+				}
+				if w.threaded {
+					// The shared descriptor table: write()'s
+					// fdget_pos() takes a reference on the
+					// struct file the senders share (at the
+					// syscall's entry: the copy-in, or a wait for
+					// room), its fdput() drops it after the send.
+					enter[j], wait[j], send[j] = enter[j].FdGet(outs[j]), wait[j].FdGet(outs[j]), send[j].FdPut(outs[j])
 				}
 			}
 			// Owned by the task's CPU: loop, receiver, step, whether
@@ -562,7 +587,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					r.written.Add(t, 1)
 					w.repairs.touchIfWaiting(t, r)
 					phase, slept = 2, false
-					return copyIn
+					return enter[j]
 				case 1:
 					// Woken (or a wakeup was pending): test again,
 					// with no merge (pipe_writable()).

@@ -56,6 +56,10 @@ type Action struct {
 	// Pipe lists the fs/pipe.c steps the action runs on the task's CPU
 	// (OnPipe, pipe.go): a copy-out before Kernel, the others after it.
 	Pipe []PipeStep
+	// FileGet and FilePut are the struct file whose reference the
+	// action's syscall takes at its entry and drops at its return, through
+	// a shared descriptor table (FdGet, FdPut: file.go); nil: none.
+	FileGet, FilePut *File
 	// Bytes is the data the action moves through the CPU's caches
 	// (Touching), which ages the lines the CPU holds out of its L1 and
 	// L2 (hwmodel.Capacity).
@@ -146,11 +150,17 @@ func (rq *RQ) doAction(t *Task) {
 	}
 	a := t.prog.Next(t)
 	rq.log.Touch(a.Bytes)
+	if a.FileGet != nil {
+		rq.fileRef(a.FileGet, SymFgetLight)
+	}
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, &a, true)
 	}
 	for _, op := range a.Kernel {
 		rq.cost(op)
+	}
+	if a.FilePut != nil {
+		rq.fileRef(a.FilePut, SymFput)
 	}
 	if (a.Op == ActWait || a.Op == ActSignal) && rq.now >= rq.stepUntil {
 		rq.park(t, a) // hold.go

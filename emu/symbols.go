@@ -63,6 +63,8 @@ const (
 	SymOSQLock
 	SymHrtimerInterrupt
 	SymHrtimerStart
+	SymFgetLight
+	SymFput
 	numKernelSymbols
 )
 
@@ -133,6 +135,10 @@ var kernelSymbolNames = [numKernelSymbols]string{
 	// sysvec_apic_timer_interrupt / irq entry frames of their own).
 	SymHrtimerInterrupt: "hrtimer_interrupt",
 	SymHrtimerStart:     "hrtimer_start_range_ns",
+	// A shared struct file's reference (file.go): taken by
+	// __fget_light() (get_file_rcu() inlined), dropped by fput().
+	SymFgetLight: "__fget_light",
+	SymFput:      "fput",
 }
 
 // opSymbol is the symbol each hwmodel base cost is charged to.
