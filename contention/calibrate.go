@@ -364,7 +364,7 @@ func (r *CalibReport) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "\nmeasured = the median of the probe's samples (its batches, over every repeat); spread = their IQR/median.\n")
 	fmt.Fprintf(&b, "ratio = predicted / measured. 'after calib' applies this run's measurements\n")
 	fmt.Fprintf(&b, "(emu calibrate -o FILE; then -calib FILE with -topo host): transfer latency per\n")
-	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, the system call and the pipe's and\nAF_UNIX socket's paths from the getppid and message probes, two scales on the other\nkernel-operation costs (the local path from the 1-CPU pipe, the IPI/idle-exit path from the\n2-CPU pipe), and the\ncopy-on-write fault after fork() as page_fault (which scales exit_mmap alike; the first-touch\nfault where it is not measured). The fault with the mm on the other CPU checks the IPI's price\n(the TLB shootdown): no modeled workload pays it.\n", r.After.Lat.Burst)
+	fmt.Fprintf(&b, "class, uncontended RMW, fitted burst %d, the system call and the pipe's and\nAF_UNIX socket's paths from the getppid and message probes, two scales on the other\nkernel-operation costs (the local path from the 1-CPU pipe, the IPI/idle-exit path from the\n2-CPU pipe), and the copy-on-write fault after fork() as page_fault (which scales exit_mmap alike; the first-touch\nfault where it is not measured). The fault with the mm on the other CPU checks the IPI's price\n(the TLB shootdown): no modeled workload pays it.\n", r.After.Lat.Burst)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -50,17 +50,16 @@ func StreamCosts(cpu, rounds int) (StreamResult, error) {
 	if err := checkAllowed(cpu); err != nil {
 		return StreamResult{}, err
 	}
-	var pfd, sfd [2]int
+	var pfd [2]int
 	if err := unix.Pipe2(pfd[:], unix.O_CLOEXEC); err != nil {
 		return StreamResult{}, fmt.Errorf("contention: pipe2: %w", err)
 	}
 	defer unix.Close(pfd[0])
 	defer unix.Close(pfd[1])
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	sfd, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return StreamResult{}, fmt.Errorf("contention: socketpair: %w", err)
 	}
-	sfd = fds
 	defer unix.Close(sfd[0])
 	defer unix.Close(sfd[1])
 

@@ -67,7 +67,8 @@ func (a Action) FdGet(f *File) Action {
 
 // FdPut marks the action as the return of a syscall on f through a shared
 // descriptor table: fdput() drops the reference, an RMW of f's line, after
-// the action's kernel work.
+// the action's kernel work and its pipe steps (at its decision point, like
+// those: hold.go).
 func (a Action) FdPut(f *File) Action {
 	if f == nil {
 		panic("emu: FdPut(nil)")

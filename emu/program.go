@@ -159,9 +159,6 @@ func (rq *RQ) doAction(t *Task) {
 	for _, op := range a.Kernel {
 		rq.cost(op)
 	}
-	if a.FilePut != nil {
-		rq.fileRef(a.FilePut, SymFput)
-	}
 	if (a.Op == ActWait || a.Op == ActSignal) && rq.now >= rq.stepUntil {
 		rq.park(t, a) // hold.go
 		return
@@ -174,6 +171,10 @@ func (rq *RQ) doAction(t *Task) {
 func (rq *RQ) finishAction(t *Task, a *Action) {
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, a, false)
+	}
+	// fdput() is the syscall's last step: after pipe_write()'s.
+	if a.FilePut != nil {
+		rq.fileRef(a.FilePut, SymFput)
 	}
 	switch a.Op {
 	case ActRun:
