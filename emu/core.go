@@ -174,7 +174,10 @@ func (rq *RQ) pickNextTask(prev *Task) *Task {
 
 // activateTask / deactivateTask are core.c: activate_task() and
 // deactivate_task().
-func (rq *RQ) activateTask(p *Task, flags int) { rq.enqueueTask(p, flags) }
+func (rq *RQ) activateTask(p *Task, flags int) {
+	p.queuedAt = rq.now
+	rq.enqueueTask(p, flags)
+}
 
 func (rq *RQ) deactivateTask(p *Task, flags int) { rq.dequeueTask(p, flags) }
 

@@ -46,6 +46,7 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 	// and a barrier updates the steps of the CPUs it visits (visit.go).
 	// The run may start after changes made between runs: every CPU is
 	// looked at once.
+	s.until = until
 	s.needAll()
 	for i := range s.cpus {
 		s.setNextAt(i)
@@ -59,6 +60,11 @@ func (s *Sim) RunUntil(until int64, done func() bool) bool {
 					next = t
 				}
 			}
+		}
+		if len(s.carried) > 0 && (next < 0 || next > s.epochEnd) {
+			// A wait held past the barrier (hold.go) is settled by
+			// the next one, which has the signals up to its dequeue.
+			next = s.epochEnd
 		}
 		if s.space.Pending() > 0 && (next < 0 || next > s.epochEnd) {
 			// The weave still has accesses to serve (CPUs wait on

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rqemu/rqemu/hwmodel"
 )
@@ -166,23 +167,36 @@ func (rq *RQ) lateRace(t *Task, p *parkedAction) bool {
 
 // resolveHold settles CPU rq's held wait at the barrier, which has every
 // signal sent before the epoch's end: the kernel's order of the check, the
-// dequeue (a __schedule() prologue later) and the signals decides.
-func (s *Sim) resolveHold(rq *RQ) {
+// dequeue (a __schedule() prologue later) and the signals decides. A wait
+// with no signal by then whose dequeue falls after the epoch's end is
+// not settled (it reports false): a signal sent between the barrier and
+// the dequeue still finds the task queued (ttwu_runnable(), core.c v6.6
+// try_to_wake_up(): p->on_rq), and only the next barrier has it, so the
+// CPU stays held at its check through the next epoch (Sim.carried) and
+// that barrier settles it. The last epoch of a RunUntil settles it as
+// a sleep (the old simplification: such a signal wakes it after it has
+// slept).
+func (s *Sim) resolveHold(rq *RQ) bool {
 	p := &rq.parked
 	sem, check := p.sem, p.at
-	p.held = false
 	s.touch(rq)
 	if i := sem.firstBy(check); i >= 0 {
+		p.held = false
 		p.outcome, p.stamp = holdConsume, sem.take(i)
-		return
+		return true
 	}
 	dequeue := check + s.m.Cost(hwmodel.OpSchedule)
 	if i := sem.firstBy(dequeue); i >= 0 {
 		sig := sem.sigs[i]
+		p.held = false
 		p.outcome, p.stamp = holdRunnable, sem.take(i)
 		s.ttwuRunnable(rq, p.task, sig)
-		return
+		return true
 	}
+	if dequeue > s.epochEnd && s.epochEnd < s.until {
+		return false
+	}
+	p.held = false
 	p.outcome = holdSleep
 	// The signals after the dequeue wake the sleeper once it has slept:
 	// the first through ttwuRaced, the rest pending again.
@@ -190,6 +204,7 @@ func (s *Sim) resolveHold(rq *RQ) {
 		p.late = append(p.late, sem.sigs[sem.head])
 		sem.pop()
 	}
+	return true
 }
 
 // ttwuRunnable is the waker's side of core.c: ttwu_runnable() (v6.6;
@@ -217,10 +232,32 @@ func (s *Sim) ttwuRunnable(rq *RQ, p *Task, sig semSig) {
 }
 
 // settleHolds runs the barrier's passes: while a CPU stepped in the last
-// pass is held at a wait, settle every such wait (in CPU order), step
-// those CPUs to the epoch's end again (stepCPUs), and deliver what they
-// posted.
+// pass (or carried from the last barrier) is held at a wait, settle every
+// such wait (in CPU order), step those CPUs to the epoch's end again
+// (stepCPUs), and deliver what they posted. A wait not settled yet is
+// carried to the next barrier (resolveHold).
 func (s *Sim) settleHolds(last []int) {
+	if len(s.carried) > 0 {
+		// The carried CPUs were not stepped (held): merge them in.
+		m := s.passBuf[:0]
+		i, j := 0, 0
+		for i < len(last) || j < len(s.carried) {
+			switch {
+			case j == len(s.carried) || i < len(last) && last[i] < s.carried[j]:
+				m = append(m, last[i])
+				i++
+			case i == len(last) || s.carried[j] < last[i]:
+				m = append(m, s.carried[j])
+				j++
+			default:
+				m = append(m, last[i])
+				i++
+				j++
+			}
+		}
+		s.passBuf, last = m, m
+		s.carried = s.carried[:0]
+	}
 	for {
 		held := s.heldBuf[:0]
 		for _, i := range last {
@@ -228,10 +265,12 @@ func (s *Sim) settleHolds(last []int) {
 				held = append(held, i)
 			}
 		}
-		s.heldBuf = held
 		if len(held) == 0 {
+			s.heldBuf = held
+			slices.Sort(s.carried)
 			return
 		}
+		k := 0
 		for _, i := range held {
 			rq := s.cpus[i]
 			if l := rq.log.Last(); l > rq.now {
@@ -239,7 +278,18 @@ func (s *Sim) settleHolds(last []int) {
 				// clock: its own next access would go before it.
 				panic(fmt.Sprintf("emu: CPU %d held at %d ns (task %v): its log has an access at %d ns, after its clock", rq.cpu, rq.now, rq.parked.task, l))
 			}
-			s.resolveHold(rq)
+			if !s.resolveHold(rq) {
+				s.carried = append(s.carried, i)
+				continue
+			}
+			held[k] = i
+			k++
+		}
+		held = held[:k]
+		s.heldBuf = held
+		if len(held) == 0 {
+			slices.Sort(s.carried)
+			return
 		}
 		s.inBarrier = false
 		s.stepCPUs(held)

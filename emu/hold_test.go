@@ -131,3 +131,60 @@ func TestStallBeforeDequeue(t *testing.T) {
 		t.Fatalf("signal times in the stall %d, between it and the dequeue %d: each must occur", seen, runnable)
 	}
 }
+
+// TestWaitCarriedPastBarrier: as TestWaitRacesSignal, with the receiver's
+// check placed a few hundred ns before its epoch's end, so that the
+// dequeue (a __schedule() prologue after the check) falls in the next
+// epoch. A signal sent between the barrier and the dequeue still finds the
+// task queued in the kernel (core.c v6.6 try_to_wake_up(): p->on_rq, so
+// ttwu_runnable()): no sleep, one wakeup its sender pays. The barrier that
+// ends the check's epoch does not have that signal yet, so it carries the
+// wait to the next one (hold.go, resolveHold). Before, the wait was
+// settled as a sleep there, and the signal woke the receiver after a sleep
+// the kernel does not take (hackbench's receivers, whose reads race the
+// senders' writes, took that path every few epochs).
+func TestWaitCarriedPastBarrier(t *testing.T) {
+	run := func(compute, signalAt int64) (s *Sim, r *Task, sent int64) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Run(compute), Block(), Run(10*ms))})
+		at := signaler(t, s, 2, signalAt, r.sem, nil)
+		s.Run(2 * ms)
+		return s, r, *at
+	}
+	sched := newSim(t, "hikey-8", "v6.6-eevdf").m.Cost(hwmodel.OpSchedule)
+	// Move the receiver's compute so that its check lands sched/2 before
+	// an epoch's end.
+	compute := int64(98 * us)
+	s, r, _ := run(compute, time10s)
+	check := r.sleptAt - sched
+	end := (check/s.epoch + 1) * s.epoch
+	compute += end - sched/2 - check
+	s, r, _ = run(compute, time10s)
+	slept := r.sleptAt
+	check = slept - sched
+	end = (check/s.epoch + 1) * s.epoch
+	if slept <= 0 || r.Stats.NrVolSwitch != 1 || !(check < end && end < slept) {
+		t.Fatalf("probe: receiver checks at %d, dequeues at %d after %d voluntary switches, its epoch ends at %d: want the end between", check, slept, r.Stats.NrVolSwitch, end)
+	}
+	t.Logf("check at about %d ns, epoch ends at %d ns, dequeue at %d ns", check, end, slept)
+	var carried, after int
+	for d := end - 2*s.epoch; d <= slept+2*s.epoch; d += 25 {
+		s, r, at := run(compute, d)
+		sleeps, wakeups, rr := r.Stats.NrVolSwitch, r.Stats.NrWakeups, s.cpus[2].Stats.RacedRunnable
+		switch {
+		case at > end+50 && at < slept-50:
+			carried++
+			if sleeps != 0 || wakeups != 1 || rr != 1 {
+				t.Errorf("signal %d ns after the barrier, %d ns before the dequeue: %d sleeps, %d wakeups, %d ttwu_runnable; want 0, 1, 1", at-end, slept-at, sleeps, wakeups, rr)
+			}
+		case at > slept+100:
+			after++
+			if sleeps != 1 || wakeups != 1 {
+				t.Errorf("signal %d ns after the dequeue: %d sleeps, %d wakeups; want 1, 1", at-slept, sleeps, wakeups)
+			}
+		}
+	}
+	if carried == 0 || after == 0 {
+		t.Fatalf("signal times between the barrier and the dequeue %d, after the dequeue %d: each must occur", carried, after)
+	}
+}

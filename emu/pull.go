@@ -29,6 +29,9 @@ type pullReq struct {
 	idlePass   bool
 	nextIfNone int64
 	moved      int
+	// at is when the balancing CPU ran the balance (the pull's post):
+	// doPull sets it, canMigrateTask reads it.
+	at int64
 }
 
 // holdsEnqueueFrom reports whether this CPU has yet to apply a direct
@@ -65,13 +68,19 @@ func (s *Sim) doPull(op *remoteOp) {
 		actor.outbox = append(actor.outbox, *op)
 		return
 	}
+	r.at = op.t
 	src, dst := s.cpus[r.src], s.cpus[r.dst]
 	src.catchUp(s.epochEnd)
 	dst.catchUp(s.epochEnd)
 	actor := s.cpus[op.from]
 	moved := 0
 	hot := 0
-	if src.nrRunning > 1 && dst.cpu != src.cpu {
+	// sched_balance_newidle() (fair.c v6.6 newidle_balance()) "Stop
+	// searching for tasks to pull if there are now runnable tasks on
+	// this rq": a newidle pull that the barrier applies after a task
+	// came to the puller (its wakeup landed first) is not done.
+	found := r.idle == cpuNewlyIdle && actor == dst && dst.nrRunning > 0
+	if src.nrRunning > 1 && dst.cpu != src.cpu && !found {
 		// load_balance() runs on the balancing CPU: detach_tasks()
 		// under the busiest runqueue's lock and attach_tasks() under
 		// dst's are its work, so their accesses go on its log and
@@ -240,6 +249,13 @@ func (src *RQ) canMigrateTask(p *Task, r *pullReq, dst *RQ) (ok, hot bool) {
 		return false, false
 	}
 	if src.curr == p {
+		return false, false // task_on_cpu()
+	}
+	if r.idle == cpuNewlyIdle && (p.offCPUAt > r.at || p.queuedAt > r.at) {
+		// A newidle balance ran inside its CPU's __schedule() (the
+		// barrier applies it later): a task still on src's CPU then
+		// (task_on_cpu(), switched out since), or queued on src only
+		// after it, was not there for its detach_tasks() to take.
 		return false, false
 	}
 	if p.se.SchedDelayed {

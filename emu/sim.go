@@ -170,6 +170,12 @@ type barrierScratch struct {
 	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
 	// last pass's CPUs.
 	heldBuf, passBuf []int
+	// carried are the CPUs held at a wait whose dequeue falls after the
+	// last barrier (hold.go: resolveHold), in CPU order: the next
+	// barrier settles them. Written only at the barrier.
+	carried []int
+	// until is RunUntil's end: a held wait is not carried past it.
+	until int64
 }
 
 // RunStats are counts about the run itself: barriers, and cross-CPU

@@ -59,6 +59,10 @@ type taskSnap struct {
 	util          uint64
 	recentUsedCPU int
 	delayed       bool // se->sched_delayed: asleep but still queued (p->on_rq)
+	// offCPUAt is when the task last left its CPU (finish_task_switch()
+	// clears prev->on_cpu): a waker whose clock is behind it (its CPU
+	// stalled on a line, weaveBehind) did not see it asleep (tryToWakeUp).
+	offCPUAt int64
 }
 
 // publish refreshes the snapshots at a barrier: every CPU that changed,

@@ -117,8 +117,13 @@ type Task struct {
 	// p->on_cpu), in its CPU's clock: what a wakeup completed at the
 	// barrier compares its time with (ttwuRaced). Owned by the task's CPU.
 	sleptAt, offCPUAt int64
-	stamp             int64
-	sem               *Sem
+	// queuedAt is when activate_task() last put the task on a runqueue
+	// (a wakeup or a migration), in that CPU's clock: a balance applied
+	// at the barrier does not take a task queued after it ran
+	// (canMigrateTask). Owned by the task's CPU.
+	queuedAt int64
+	stamp    int64
+	sem      *Sem
 	// afterWait is the kernel work the task's current Wait runs once it
 	// consumes a signal (Action.AfterWait). Owned by the task's CPU:
 	// written and cleared in doAction.

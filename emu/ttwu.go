@@ -73,6 +73,17 @@ func (rq *RQ) tryToWakeUp(p *Task, sem *Sem, stamp int64, wakeFlags int) bool {
 		rq.ttwuQueueWakelist(p, prev, remoteOp{kind: opWake, task: p, target: prev, flags: wakeFlags, sem: sem, stamp: stamp, trace: tr, trCtx: traceWho{task: rq.curr}})
 		return true
 	}
+	if !owned && v.offCPUAt >= rq.now {
+		// The wakee left its CPU after this CPU's clock: a CPU the
+		// weave held back (weaveBehind) acts at its old clock, and
+		// then finds a sleeper the barrier published. At that clock
+		// try_to_wake_up() waits for p->on_cpu to clear
+		// (smp_cond_load_acquire(), core.c v6.6) before
+		// select_task_rq(): the wait is spent here. Simplified: a
+		// wakee not yet dequeued then (ttwu_runnable() in the kernel)
+		// is woken the same way.
+		rq.spend(SymTryToWakeUp, v.offCPUAt+1-rq.now)
+	}
 	cpu := rq.selectTaskRQ(p, v, prev, wakeFlags)
 	wakeFlags |= rq.affineFlags
 	if cpu != prev {

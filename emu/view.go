@@ -64,7 +64,7 @@ func (rq *RQ) taskView(t *Task) taskSnap {
 // publish copies, and what its owner reads.
 func (rq *RQ) exactTaskSnap(t *Task) taskSnap {
 	return taskSnap{state: t.state, waitingOn: t.waitingOn, cpu: t.cpu, wakeeFlips: t.wakeeFlips,
-		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU, delayed: t.se.SchedDelayed}
+		hLoad: rq.taskHLoad(t), util: t.se.Avg.UtilAvg, recentUsedCPU: t.recentUsedCPU, delayed: t.se.SchedDelayed, offCPUAt: t.offCPUAt}
 }
 
 // ownEnqueue is a wakeup this CPU enqueued on CPU cpu by the direct path
