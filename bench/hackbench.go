@@ -55,10 +55,12 @@ import (
 //     PipeCopyOut with the copy_to_user, charging OpPipeRead), and the
 //     room wakeups the wr_wait queue (PipeWaitRoom, PipeGiveRoom), so the
 //     20 senders and the receiver of a pipe contend for its mutex and pass
-//     its lines around. Not modeled for socketpairs: unix_stream_sendmsg()
-//     and unix_stream_recvmsg() share the receiving socket's
-//     sk_receive_queue lock and skbs, a different shape (the socket's
-//     lines are not priced; their base costs are).
+//     its lines around. A socketpair is its shared memory too
+//     (emu.UnixSock, net/unix/af_unix.c's rules): each send takes the
+//     reader's unix_state_lock and sk_receive_queue, writes an skb and
+//     adds to the writers' shared sk_wmem_alloc (UnixSend), each read
+//     peeks under the lock (UnixRecvWait), copies the skb out, unlinks
+//     and frees it (UnixRecv).
 //   - All tasks start at time 0, in creation order (receivers then
 //     senders, group by group, as the tools fork them), each on the CPU
 //     fork balancing gives it from the tool's main thread
@@ -439,6 +441,7 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 		// outs[j]: the struct file of receiver j's write end, which the
 		// group's senders share (threads only: emu.File).
 		var outs []*emu.File
+		var socks []*emu.UnixSock // socks[j]: receiver j's socketpair (socket mode)
 		for j := range ch {
 			spaces := make([]string, w.fds)
 			for i := range spaces {
@@ -456,6 +459,13 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					return err
 				}
 				pipes = append(pipes, p)
+			} else {
+				// The parent's socketpair(): its socks on its node.
+				u, err := s.NewUnixSock(emu.UnixSockSpec{Name: ch[j].data.Name, Data: ch[j].data, Writers: w.fds, Size: w.datasize, CPU: parent})
+				if err != nil {
+					return err
+				}
+				socks = append(socks, u)
 			}
 			if w.threaded {
 				f, err := s.NewFile(ch[j].data.Name+".out", parent)
@@ -482,6 +492,9 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 				for i := range room {
 					room[i] = room[i].OnPipe(p, emu.PipeGiveRoom, i)
 				}
+			} else {
+				recv = recv.OnUnix(socks[j], emu.UnixRecvWait, 0)
+				copyOut = copyOut.OnUnix(socks[j], emu.UnixRecv, 0)
 			}
 			// Owned by the task's CPU: messages read, step, and the
 			// writers the last read wakes, in order.
@@ -550,6 +563,10 @@ func (w *msgBench) Setup(s *emu.Sim) error {
 					wait[j] = wait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
 					rewait[j] = rewait[j].OnPipe(pipes[j], emu.PipeWaitRoom, i)
 					send[j] = ch[j].send().OnPipe(pipes[j], emu.PipeWrite, i)
+				} else {
+					// The send stamps its signal with the writer's
+					// index, which UnixRecv reads.
+					send[j] = send[j].OnUnix(socks[j], emu.UnixSend, i)
 				}
 				if w.threaded {
 					// The shared descriptor table: write()'s

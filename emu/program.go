@@ -60,6 +60,9 @@ type Action struct {
 	// action's syscall takes at its entry and drops at its return, through
 	// a shared descriptor table (FdGet, FdPut: file.go); nil: none.
 	FileGet, FilePut *File
+	// Unix is the AF_UNIX socket step the action runs after its kernel
+	// work (OnUnix, unixsock.go); nil: none.
+	Unix *UnixStep
 	// Bytes is the data the action moves through the CPU's caches
 	// (Touching), which ages the lines the CPU holds out of its L1 and
 	// L2 (hwmodel.Capacity).
@@ -150,9 +153,6 @@ func (rq *RQ) doAction(t *Task) {
 	}
 	a := t.prog.Next(t)
 	rq.log.Touch(a.Bytes)
-	if a.FileGet != nil {
-		rq.fileRef(a.FileGet, SymFgetLight)
-	}
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, &a, true)
 	}
@@ -169,10 +169,21 @@ func (rq *RQ) doAction(t *Task) {
 // finishAction runs an action from its decision point on: the pipe steps
 // that test the other side, then the operation itself.
 func (rq *RQ) finishAction(t *Task, a *Action) {
+	// The shared accesses of a wait or a signal are logged at its
+	// decision point, where a held one resumes (hold.go), like the pipe
+	// steps that test the other side: the file reference the syscall
+	// takes, the pipe's and the socket's steps, the reference it drops.
+	if a.FileGet != nil {
+		rq.fileRef(a.FileGet, SymFgetLight)
+	}
 	if len(a.Pipe) > 0 {
 		rq.runPipeSteps(t, a, false)
 	}
-	// fdput() is the syscall's last step: after pipe_write()'s.
+	if a.Unix != nil {
+		rq.runUnixStep(t, a)
+	}
+	// fdput() is the syscall's last step: after pipe_write()'s (or the
+	// socket's).
 	if a.FilePut != nil {
 		rq.fileRef(a.FilePut, SymFput)
 	}
