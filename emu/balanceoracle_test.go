@@ -287,3 +287,42 @@ func TestGroupClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestNewidlePullTakesWhatWasThere is can_migrate_task() for a newidle
+// balance that the barrier applies after it ran (fair.c v6.6
+// newidle_balance() runs inside __schedule() of the puller; the model
+// applies its detach_tasks() at the barrier, pull.go): a task still on
+// src's CPU when the balance ran (task_on_cpu(), switched out since), or
+// queued on src only after it, was not there to take; one queued and off
+// the CPU before it was. A periodic balance (not newidle) sees src as the
+// barrier finds it.
+func TestNewidlePullTakesWhatWasThere(t *testing.T) {
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	src, dst := s.cpus[1], s.cpus[2]
+	mc := domainNamed(t, s, 1, "MC")
+	src.clock = 10 * ms
+	p := &Task{cpu: 1}
+	p.se.cfsRq = src.cfs
+	p.se.ExecStart = uint64(src.clock - 2*src.tun.MigrationCost) // cold
+	const at = 9 * ms                                            // the balance ran then
+	for _, tc := range []struct {
+		what               string
+		offCPU, queued     int64
+		newidle, wantTaken bool
+	}{
+		{"queued and off the CPU before the balance", at - 10, at - 20, true, true},
+		{"still on src's CPU when the balance ran", at + 10, at - 20, true, false},
+		{"queued on src after the balance ran", at - 30, at + 10, true, false},
+		{"periodic balance: as the barrier finds src", at + 10, at + 10, false, true},
+	} {
+		p.offCPUAt, p.queuedAt = tc.offCPU, tc.queued
+		idle := cpuNotIdle
+		if tc.newidle {
+			idle = cpuNewlyIdle
+		}
+		ok, _ := src.canMigrateTask(p, &pullReq{sd: mc, idle: idle, at: at}, dst)
+		if ok != tc.wantTaken {
+			t.Errorf("%s: can migrate %v, want %v", tc.what, ok, tc.wantTaken)
+		}
+	}
+}
