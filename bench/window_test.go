@@ -39,7 +39,12 @@ func TestWindowHackbench(t *testing.T) {
 			first = min(first, e)
 		}
 	}
-	if win.End.At > first || first-win.End.At > Chunk {
+	// The chunk that has the exit closes the window; an exit whose
+	// CPU's kernel work ran past a boundary (the action started before
+	// it) is in the chunk before, so the end may be one chunk and that
+	// overrun (tens of us) before the exit.
+	const overrun = 50_000
+	if win.End.At > first || first-win.End.At > Chunk+overrun {
 		t.Errorf("window ends at %d ns, the first exit is at %d: want the last boundary before it", win.End.At, first)
 	}
 	c := win.Counters()

@@ -58,6 +58,15 @@ func (s *Sim) doPull(op *remoteOp) {
 	s.touch(s.cpus[op.from])
 	s.touch(s.cpus[r.src])
 	s.touch(s.cpus[r.dst])
+	if op.t > s.epochEnd {
+		// The balancing CPU's work ran past the epoch's end: its
+		// detach_tasks() is later than this barrier. As a decision
+		// past the epoch's end waits for the epoch of its time
+		// (hold.go: park), the pull waits for the barrier after it.
+		actor := s.cpus[op.from]
+		actor.outbox = append(actor.outbox, *op)
+		return
+	}
 	if r.posted && s.cpus[r.src].holdsEnqueueFrom(op.from, op.t) {
 		// The puller counted its own direct enqueues onto the source
 		// (ownEnqueues): in the kernel they are on the source's queue
@@ -75,12 +84,7 @@ func (s *Sim) doPull(op *remoteOp) {
 	actor := s.cpus[op.from]
 	moved := 0
 	hot := 0
-	// sched_balance_newidle() (fair.c v6.6 newidle_balance()) "Stop
-	// searching for tasks to pull if there are now runnable tasks on
-	// this rq": a newidle pull that the barrier applies after a task
-	// came to the puller (its wakeup landed first) is not done.
-	found := r.idle == cpuNewlyIdle && actor == dst && dst.nrRunning > 0
-	if src.nrRunning > 1 && dst.cpu != src.cpu && !found {
+	if src.nrRunning > 1 && dst.cpu != src.cpu {
 		// load_balance() runs on the balancing CPU: detach_tasks()
 		// under the busiest runqueue's lock and attach_tasks() under
 		// dst's are its work, so their accesses go on its log and

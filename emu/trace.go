@@ -519,6 +519,15 @@ func (s *Sim) tracePull(actor *RQ, p *Task, src, dst int, newidle bool) {
 			}
 			break
 		}
+		if !pre {
+			// The puller has left idle since (a wakeup reached it
+			// before the barrier applied the pull): the kernel pulled
+			// inside __schedule() and ran the pulled task; here the
+			// CPU already runs another. Simplified: logged as a
+			// balance pull in its current context, in softirq like
+			// the periodic one.
+			fl, pc = tfIrqsOff|tfSoftirq, 1
+		}
 	}
 	actor.traceAppend(traceRec{t: t, kind: trMigrate, flags: fl, pc: pc, pre: pre, ctx: ctx, task: p, cpu: src, dest: dst})
 }
