@@ -239,22 +239,9 @@ func (s *Sim) ttwuRunnable(rq *RQ, p *Task, sig semSig) {
 func (s *Sim) settleHolds(last []int) {
 	if len(s.carried) > 0 {
 		// The carried CPUs were not stepped (held): merge them in.
-		m := s.passBuf[:0]
-		i, j := 0, 0
-		for i < len(last) || j < len(s.carried) {
-			switch {
-			case j == len(s.carried) || i < len(last) && last[i] < s.carried[j]:
-				m = append(m, last[i])
-				i++
-			case i == len(last) || s.carried[j] < last[i]:
-				m = append(m, s.carried[j])
-				j++
-			default:
-				m = append(m, last[i])
-				i++
-				j++
-			}
-		}
+		m := append(append(s.passBuf[:0], last...), s.carried...)
+		slices.Sort(m)
+		m = slices.Compact(m)
 		s.passBuf, last = m, m
 		s.carried = s.carried[:0]
 	}
