@@ -239,7 +239,17 @@ func (rq *RQ) schedTick() {
 
 // --- sched_info (kernel/sched/stats.h) ---
 
-// schedInfoEnqueue is sched_info_enqueue(). A migrated task's wait goes
+// infoClock is the rq clock sched_info reads: another CPU's time while it
+// works on this rq (remoteAt) if this CPU's clock is ahead of it.
+func (rq *RQ) infoClock() int64 {
+	if rq.remoteAt > 0 && rq.remoteAt < rq.clock {
+		return rq.remoteAt
+	}
+	return rq.clock
+}
+
+// schedInfoEnqueue is sched_info_enqueue(). A remote waker's enqueue
+// starts the wait at the waker's time (infoClock). A migrated task's wait goes
 // on from its detach (the kernel's source and destination rq clocks
 // agree; here a pull applied at the barrier can find the destination's
 // clock ahead of the source's by up to an epoch, and the gap between them
@@ -247,8 +257,8 @@ func (rq *RQ) schedTick() {
 // a destination behind the source starts the wait at its own clock).
 func (rq *RQ) schedInfoEnqueue(p *Task) {
 	if p.lastQueued < 0 {
-		p.lastQueued = rq.clock
-		if d := p.detachedAt; d >= 0 && d < rq.clock {
+		p.lastQueued = rq.infoClock()
+		if d := p.detachedAt; d >= 0 && d < p.lastQueued {
 			p.lastQueued = d
 		}
 	}
@@ -257,14 +267,17 @@ func (rq *RQ) schedInfoEnqueue(p *Task) {
 
 // schedInfoDequeue is sched_info_dequeue(): a queued task dequeued (a
 // migration) ends its wait on this rq.
+// Another CPU's work on this rq (a pull's detach) ends the wait at its
+// time (rq.infoClock).
 func (rq *RQ) schedInfoDequeue(p *Task) {
 	if p.lastQueued >= 0 {
-		d := rq.clock - p.lastQueued
+		at := max(rq.infoClock(), p.lastQueued)
+		d := at - p.lastQueued
 		p.lastQueued = -1
 		p.Stats.RunDelay += d
 		rq.Stats.RunDelay += d
 		p.waitCarry += d
-		p.detachedAt = rq.clock
+		p.detachedAt = at
 	}
 }
 

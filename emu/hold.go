@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -16,7 +17,7 @@ import (
 // __schedule() does not dequeue it; a later one finds it switching out or
 // gone (ttwuRaced, try_to_wake_up()). The model's CPUs see each other's
 // signals only at barriers, an epoch (the IPI lookahead, 1-2.5 µs) at a
-// time, so two things are done here:
+// time, so three things are done here:
 //
 //   - A decision at a time past the epoch's end (the CPU's kernel work
 //     ran past it) waits for the epoch of its time (park): a wait's check
@@ -32,6 +33,16 @@ import (
 //     after it has slept (posted again as their wakers' when it has, and
 //     delivered through ttwuRaced). The CPUs so settled step the rest of the epoch again
 //     (Sim.settleHolds), and the barrier repeats until none is held.
+//   - A signal to a task this CPU does not own and sees asleep on the
+//     semaphore (published at the last barrier) stops at its decision
+//     point, before try_to_wake_up() (holdSignal), until the barrier:
+//     every CPU that writes to a sleeping reader in the epoch sees it
+//     asleep, and only the first of them wakes it (resolveSignalHolds);
+//     the others leave their signals pending and run no wakeup path, as
+//     the kernel's later writers find the wait queue empty or the pipe
+//     not empty. Before, each ran try_to_wake_up() (select_task_rq(),
+//     the target's rq lock or wake list) and the barrier dropped all but
+//     the first: 41-72% of hackbench's remote wakeup paths.
 //
 // A held CPU handles nothing after its check until it is settled, and its
 // clock stays at the check (catchUp leaves it). The debt it pays when the
@@ -61,6 +72,12 @@ type parkedAction struct {
 	// late are the signals sent after the dequeue (holdSleep): posted
 	// again, as their wakers', once the task has slept (unpark).
 	late []semSig
+	// signal: a signal held before try_to_wake_up() of a sleeper the
+	// waker does not own (holdSignal): sem's owner, at the check's time
+	// at, with stamp and sigFlags (its wake flags), until the barrier
+	// decides which waker finds it asleep (resolveSignalHold).
+	signal   bool
+	sigFlags int
 }
 
 type holdOutcome uint8
@@ -70,6 +87,8 @@ const (
 	holdConsume                     // the check saw a signal sent before it
 	holdRunnable                    // ttwu_runnable(): no sleep, a pass through __schedule()
 	holdSleep                       // no signal before the dequeue: sleep
+	holdWake                        // the first held signal: try_to_wake_up()
+	holdFound                       // a later one: the wakee was woken, the signal is left pending
 )
 
 // park stops curr's action at its decision point until the evAction event
@@ -86,6 +105,27 @@ func (rq *RQ) hold(t *Task, a Action, sem *Sem) {
 	rq.events.push(event{t: rq.now, kind: evAction, task: t})
 }
 
+// holdSignal stops curr's signal of sem at its decision point, before
+// try_to_wake_up(), until the barrier decides whether this waker is the
+// one that wakes the sleeper (resolveSignalHold).
+func (rq *RQ) holdSignal(t *Task, a Action, sem *Sem, stamp int64, flags int) {
+	rq.parked = parkedAction{task: t, a: a, held: true, sem: sem, at: rq.now, stamp: stamp, signal: true, sigFlags: flags}
+	rq.events.push(event{t: rq.now, kind: evAction, task: t})
+}
+
+// holdsSignal reports whether a signal of sem from this CPU waits for the
+// barrier: its owner sleeps on sem as this CPU sees it (published at the
+// last barrier) and is not this CPU's, so another CPU may wake it first in
+// the same epoch (hold.go's doc).
+func (rq *RQ) holdsSignal(sem *Sem) bool {
+	p := sem.owner
+	if p == nil || p.cpu == rq.cpu || rq.sim.noSignalHold {
+		return false
+	}
+	v := rq.taskView(p)
+	return asleepOn(v.state, v.waitingOn, sem)
+}
+
 // unpark goes on with the parked action (the evAction event): a parked
 // one from its decision point, a settled wait by its outcome.
 func (rq *RQ) unpark(t *Task) {
@@ -97,6 +137,11 @@ func (rq *RQ) unpark(t *Task) {
 	switch p.outcome {
 	case holdNone:
 		rq.finishAction(t, &p.a)
+	case holdWake:
+		rq.signal(p.sem, p.stamp, p.sigFlags)
+	case holdFound:
+		// The signal was left pending at the barrier
+		// (resolveSignalHold): no try_to_wake_up() runs.
 	case holdConsume:
 		t.stamp = p.stamp
 	case holdRunnable:
@@ -207,6 +252,51 @@ func (s *Sim) resolveHold(rq *RQ) bool {
 	return true
 }
 
+// resolveSignalHolds settles the pass's held signals, before its held
+// waits (a signal left pending is one their checks may see), in the order
+// of their times (CPU order at a tie): the first signal of a task that
+// sleeps on the semaphore wakes it (holdWake: its waker goes on with
+// try_to_wake_up(), whose wakeup the barrier's next delivery claims); a
+// later one finds it woken and leaves its signal pending (holdFound), as
+// a signal to a task not asleep does (asleepOn), and runs no
+// try_to_wake_up(). The kernel's later wakers do none of the wakeup path:
+// autoremove_wake_function() took the first waker's wakee off the socket's
+// wait queue, so sock_def_readable()'s skwq_has_sleeper() finds it empty
+// (net/core/sock.c v6.6), and pipe_write() wakes the reader only if the
+// pipe was empty (fs/pipe.c v6.6: was_empty); a waker that gets that far
+// finds the task no longer in TASK_INTERRUPTIBLE and returns
+// (try_to_wake_up(): ttwu_state_match()).
+func (s *Sim) resolveSignalHolds(held []int) {
+	sigs := s.sigBuf[:0]
+	for _, i := range held {
+		if p := &s.cpus[i].parked; p.signal && p.held {
+			sigs = append(sigs, i)
+		}
+	}
+	s.sigBuf = sigs
+	if len(sigs) == 0 {
+		return
+	}
+	slices.SortStableFunc(sigs, func(a, b int) int { return cmp.Compare(s.cpus[a].parked.at, s.cpus[b].parked.at) })
+	won := s.wonBuf[:0]
+	for _, i := range sigs {
+		rq := s.cpus[i]
+		s.touch(rq)
+		p := &rq.parked
+		p.held = false
+		w := p.sem.owner
+		if asleepOn(w.state, w.waitingOn, p.sem) && !slices.Contains(won, w) {
+			won = append(won, w)
+			p.outcome = holdWake
+			continue
+		}
+		p.outcome = holdFound
+		rq.Stats.SignalHoldsFound++
+		w.leavePending(p.sem, semSig{stamp: p.stamp, at: p.at, from: rq.cpu, flags: p.sigFlags, tr: traceWho{task: p.task}})
+	}
+	s.wonBuf = won
+}
+
 // ttwuRunnable is the waker's side of core.c: ttwu_runnable() (v6.6;
 // ttwu_remote() in v5.15) of p on rq, paid as its debt: try_to_wake_up()
 // finds the task still queued, takes its rq lock (__task_rq_lock()), and
@@ -257,9 +347,15 @@ func (s *Sim) settleHolds(last []int) {
 			slices.Sort(s.carried)
 			return
 		}
+		s.resolveSignalHolds(held)
 		k := 0
 		for _, i := range held {
 			rq := s.cpus[i]
+			if !rq.parked.held {
+				held[k] = i // a signal settled above
+				k++
+				continue
+			}
 			if l := rq.log.Last(); l > rq.now {
 				// Barrier work logged on a held CPU's log past its
 				// clock: its own next access would go before it.

@@ -188,3 +188,66 @@ func TestWaitCarriedPastBarrier(t *testing.T) {
 		t.Fatalf("signal times between the barrier and the dequeue %d, after the dequeue %d: each must occur", carried, after)
 	}
 }
+
+// TestSignalHoldOneWaker: two senders on hikey-8's CPUs 2 and 3 signal a
+// receiver asleep on CPU 1, their signals swept across each other. Both
+// see it asleep (published at the last barrier) when they are in one
+// epoch. In the kernel only the first runs the wakeup: the second finds
+// the pipe not empty (fs/pipe.c v6.6 pipe_write(): was_empty) or the
+// socket's wait queue empty (autoremove_wake_function() took the reader
+// off it; sock_def_readable(): skwq_has_sleeper()), or, reaching
+// try_to_wake_up(), the task no longer TASK_INTERRUPTIBLE
+// (ttwu_state_match(), core.c v6.6). So each signal is held at its
+// decision point until the barrier (hold.go: holdSignal), the earlier
+// wakes the receiver, and the later leaves its message pending without
+// a try_to_wake_up(): no select_task_rq(), no remote rq lock or wake-list
+// push. Without the hold both senders ran the path and the barrier's
+// claim dropped the second's wakeup after its costs were paid.
+func TestSignalHoldOneWaker(t *testing.T) {
+	// ttwuNS[c] is CPU c's time in try_to_wake_up() since its signal
+	// (wake_up_new_task() charges its start there too).
+	var ttwuNS [4]int64
+	run := func(d int64, hold bool) (s *Sim, r *Task, at2, at3 int64) {
+		s = newSim(t, "hikey-8", "v6.6-eevdf")
+		s.noSignalHold = !hold
+		r = mustTask(t, s, TaskSpec{Comm: "receiver", CPU: 1, Prog: Loop(Block(), Run(10*ms))})
+		a2 := signaler(t, s, 2, 100*us, r.sem, func() { ttwuNS[2] = -s.cpus[2].profile[SymTryToWakeUp] })
+		a3 := signaler(t, s, 3, 100*us+d, r.sem, func() { ttwuNS[3] = -s.cpus[3].profile[SymTryToWakeUp] })
+		s.Run(2 * ms)
+		ttwuNS[2] += s.cpus[2].profile[SymTryToWakeUp]
+		ttwuNS[3] += s.cpus[3].profile[SymTryToWakeUp]
+		return s, r, *a2, *a3
+	}
+	same, twice := 0, 0
+	for d := int64(-7500); d <= 7500; d += 100 { // hikey-8's epoch is 2.5 us
+		s, r, at2, at3 := run(d, true)
+		s2, s3 := s.cpus[2], s.cpus[3]
+		if r.Stats.NrWakeups != 1 || r.sem.Pending() != 1 {
+			t.Errorf("signals at %d and %d ns: %d wakeups, %d signals pending; want 1 and 1", at2, at3, r.Stats.NrWakeups, r.sem.Pending())
+		}
+		if at2/s.epoch != at3/s.epoch {
+			continue // the later one sees the receiver awake
+		}
+		same++
+		first, later := s2, s3
+		if at3 < at2 {
+			first, later = s3, s2
+		}
+		if got := ttwuNS[later.cpu]; got != 0 {
+			t.Errorf("signals at %d and %d ns: the later sender spent %d ns in try_to_wake_up, want 0", at2, at3, got)
+		}
+		if first.Stats.TTWUCount != 1 || later.Stats.TTWUCount != 0 || later.Stats.SignalHoldsFound != 1 {
+			t.Errorf("signals at %d (CPU 2) and %d ns (CPU 3) in one epoch: try_to_wake_up() counts %d and %d, found woken %d and %d; want 1 for the first only",
+				at2, at3, s2.Stats.TTWUCount, s3.Stats.TTWUCount, s2.Stats.SignalHoldsFound, s3.Stats.SignalHoldsFound)
+		}
+		if want := min(at2, at3); r.stamp != want {
+			t.Errorf("signals at %d and %d ns: the receiver woke with stamp %d, want the first signal's %d", at2, at3, r.stamp, want)
+		}
+		if s, _, _, _ := run(d, false); s.cpus[2].Stats.TTWUCount+s.cpus[3].Stats.TTWUCount == 2 {
+			twice++
+		}
+	}
+	if same == 0 || twice == 0 {
+		t.Fatalf("%d signal pairs in one epoch, %d of them ran two try_to_wake_up()s without the hold: the scenario tests nothing", same, twice)
+	}
+}

@@ -223,6 +223,10 @@ func (rq *RQ) finishAction(t *Task, a *Action) {
 		if a.HasStamp {
 			stamp = a.NS
 		}
+		if rq.holdsSignal(a.Sem) {
+			rq.holdSignal(t, *a, a.Sem, stamp, flags) // hold.go
+			return
+		}
 		rq.signal(a.Sem, stamp, flags)
 	case ActSetAffinity:
 		if len(a.CPUs) == 0 {

@@ -94,7 +94,9 @@ func (s *Sim) doPull(op *remoteOp) {
 		saved := src.logOn(newidle)
 		src.lockRQ(SymLoadBalance)
 		src.updateRQClock()
+		src.remoteAt = r.at
 		tasks, hotMoved := src.detachTasks(r, dst)
+		src.remoteAt = 0
 		src.unlockRQ(SymLoadBalance)
 		src.logBack(saved, actor)
 		for _, p := range tasks {

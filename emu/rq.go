@@ -86,6 +86,13 @@ type RQ struct {
 // hold.go and ttwurunnable.go: atBarrierLogged).
 type rqKernel struct {
 	clock int64 // rq->clock as of the last update_rq_clock()
+	// remoteAt, while another CPU works on this rq under its lock at its
+	// own time (a balance's detach at the barrier, doPull; a waker's
+	// enqueue, ttwuRemoteEnqueue), is that time (else 0): sched_info's
+	// waits end and start there, not at this CPU's clock, which can be
+	// ahead of it (its kernel work ran past the time), as the kernel's
+	// rq clocks all read one time (update_rq_clock() under the lock).
+	remoteAt int64
 	// clockPelt and lostIdleTime are rq->clock_pelt and
 	// rq->lost_idle_time (pelt.h): the PELT clock, which runs slower than
 	// clock while a task runs below the reference frequency.

@@ -170,6 +170,13 @@ type barrierScratch struct {
 	// heldBuf and passBuf are settleHolds' scratch: the held CPUs, the
 	// last pass's CPUs.
 	heldBuf, passBuf []int
+	// sigBuf and wonBuf are resolveSignalHolds' scratch: the held
+	// signals, the tasks their first signals woke.
+	sigBuf []int
+	wonBuf []*Task
+	// noSignalHold: signals are not held (hold.go: holdSignal); only
+	// tests set it, to show what the hold changes.
+	noSignalHold bool
 	// carried are the CPUs held at a wait whose dequeue falls after the
 	// last barrier (hold.go: resolveHold), in CPU order: the next
 	// barrier settles them. Written only at the barrier.

@@ -49,10 +49,14 @@ type RQStats struct {
 	// still on_cpu (ttwuRaced).
 	RacedWakeups  int64
 	RacedRunnable int64
-	RemoteLockAcq int64 // remote rq-lock acquisitions
-	IPIsSent      int64 // IPIs this CPU sent (wake-list and ILB kicks)
-	IPIsReceived  int64 // IPIs it received
-	ILBKicks      int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
+	// SignalHoldsFound are signals this CPU held for the barrier
+	// (hold.go: holdSignal) that found the task already woken by an
+	// earlier waker: left pending, no try_to_wake_up().
+	SignalHoldsFound int64
+	RemoteLockAcq    int64 // remote rq-lock acquisitions
+	IPIsSent         int64 // IPIs this CPU sent (wake-list and ILB kicks)
+	IPIsReceived     int64 // IPIs it received
+	ILBKicks         int64 // NOHZ idle-balance kicks sent (nohz_balancer_kick())
 	// SISScans are select_idle_cpu() scans this CPU ran as a waker (those
 	// past SIS_UTIL's nr_idle_scan == 0 exit), SISProbes the CPUs their
 	// for_each_cpu_wrap() visited: each tested with __select_idle_cpu(),

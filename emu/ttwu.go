@@ -507,7 +507,9 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 		rq.onBehalf(rq.sim.cpus[m.from], func() {
 			rq.lockRQ(SymTryToWakeUp)
 			rq.updateRQClock()
+			rq.remoteAt = rq.lastEvent // the waker's time (step)
 			rq.ttwuDoActivate(p, m.flags)
+			rq.remoteAt = 0
 			rq.unlockRQ(SymTryToWakeUp)
 		})
 	}
