@@ -249,8 +249,8 @@ func (rq *RQ) infoClock() int64 {
 }
 
 // schedInfoEnqueue is sched_info_enqueue(). A remote waker's enqueue
-// starts the wait at the waker's time (infoClock). A migrated task's wait goes
-// on from its detach (the kernel's source and destination rq clocks
+// starts the wait at the waker's time (infoClock). A migrated task's wait
+// goes on from its detach (the kernel's source and destination rq clocks
 // agree; here a pull applied at the barrier can find the destination's
 // clock ahead of the source's by up to an epoch, and the gap between them
 // is still the task's wait: continuity, simplified the other way round,
@@ -266,9 +266,8 @@ func (rq *RQ) schedInfoEnqueue(p *Task) {
 }
 
 // schedInfoDequeue is sched_info_dequeue(): a queued task dequeued (a
-// migration) ends its wait on this rq.
-// Another CPU's work on this rq (a pull's detach) ends the wait at its
-// time (rq.infoClock).
+// migration) ends its wait on this rq, at the puller's time when another
+// CPU's balance detaches it (infoClock).
 func (rq *RQ) schedInfoDequeue(p *Task) {
 	if p.lastQueued >= 0 {
 		at := max(rq.infoClock(), p.lastQueued)

@@ -75,7 +75,7 @@ type parkedAction struct {
 	// signal: a signal held before try_to_wake_up() of a sleeper the
 	// waker does not own (holdSignal): sem's owner, at the check's time
 	// at, with stamp and sigFlags (its wake flags), until the barrier
-	// decides which waker finds it asleep (resolveSignalHold).
+	// decides which waker finds it asleep (resolveSignalHolds).
 	signal   bool
 	sigFlags int
 }
@@ -107,10 +107,11 @@ func (rq *RQ) hold(t *Task, a Action, sem *Sem) {
 
 // holdSignal stops curr's signal of sem at its decision point, before
 // try_to_wake_up(), until the barrier decides whether this waker is the
-// one that wakes the sleeper (resolveSignalHold).
+// one that wakes the sleeper (resolveSignalHolds).
 func (rq *RQ) holdSignal(t *Task, a Action, sem *Sem, stamp int64, flags int) {
-	rq.parked = parkedAction{task: t, a: a, held: true, sem: sem, at: rq.now, stamp: stamp, signal: true, sigFlags: flags}
-	rq.events.push(event{t: rq.now, kind: evAction, task: t})
+	rq.hold(t, a, sem)
+	p := &rq.parked
+	p.signal, p.stamp, p.sigFlags = true, stamp, flags
 }
 
 // holdsSignal reports whether a signal of sem from this CPU waits for the
@@ -141,7 +142,7 @@ func (rq *RQ) unpark(t *Task) {
 		rq.signal(p.sem, p.stamp, p.sigFlags)
 	case holdFound:
 		// The signal was left pending at the barrier
-		// (resolveSignalHold): no try_to_wake_up() runs.
+		// (resolveSignalHolds): no try_to_wake_up() runs.
 	case holdConsume:
 		t.stamp = p.stamp
 	case holdRunnable:

@@ -61,6 +61,9 @@ type Sim struct {
 	tun   Tunables
 	space *weave.Space // its lines are the CPUs' shared state (atomic: contention/)
 	cfg   Config
+	// noSignalHold: signals are not held (hold.go: holdSignal); only
+	// tests set it, before Run, to show what the hold changes.
+	noSignalHold bool
 
 	// cpus, root, groups, tasks, parents: written only by New, NewGroup,
 	// NewTask and NewForkParent (a workload's setup, before Run or
@@ -174,9 +177,6 @@ type barrierScratch struct {
 	// signals, the tasks their first signals woke.
 	sigBuf []int
 	wonBuf []*Task
-	// noSignalHold: signals are not held (hold.go: holdSignal); only
-	// tests set it, to show what the hold changes.
-	noSignalHold bool
 	// carried are the CPUs held at a wait whose dequeue falls after the
 	// last barrier (hold.go: resolveHold), in CPU order: the next
 	// barrier settles them. Written only at the barrier.
