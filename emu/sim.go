@@ -61,8 +61,8 @@ type Sim struct {
 	tun   Tunables
 	space *weave.Space // its lines are the CPUs' shared state (atomic: contention/)
 	cfg   Config
-	// noSignalHold: signals are not held (hold.go: holdSignal); only
-	// tests set it, before Run, to show what the hold changes.
+	// noSignalHold: signals are not held (hold.go: holdSignal). Set
+	// before Run, only by tests, to show what the hold changes.
 	noSignalHold bool
 
 	// cpus, root, groups, tasks, parents: written only by New, NewGroup,
