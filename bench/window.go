@@ -62,8 +62,22 @@ type Windowed interface {
 	WindowLKP(perSec float64) map[string]float64
 }
 
-// WindowResult is a run's window: its first and last snapshots.
-type WindowResult struct{ Start, End *Snapshot }
+// WindowResult is a run's window: its first and last snapshots, and,
+// for a window whose end is set in advance (Window.To), Mid: the first
+// boundary at or after its midpoint, nil when the window ended (a task
+// exited) before it. The two halves say whether the window is a steady
+// state (Halves): a row that lkp averages over minutes compares only
+// with a window whose rates no longer drift.
+type WindowResult struct{ Start, Mid, End *Snapshot }
+
+// Halves are the window's two halves, split at Mid; ok is false when the
+// window has no Mid.
+func (r *WindowResult) Halves() (first, second *WindowResult, ok bool) {
+	if r.Mid == nil || r.Mid.At <= r.Start.At || r.Mid.At >= r.End.At {
+		return nil, nil, false
+	}
+	return &WindowResult{Start: r.Start, End: r.Mid}, &WindowResult{Start: r.Mid, End: r.End}, true
+}
 
 // Sec is the window's length in virtual seconds.
 func (r *WindowResult) Sec() float64 { return float64(r.End.At-r.Start.At) / 1e9 }
@@ -101,6 +115,7 @@ type windowWatch struct {
 	from  int64
 	to    int64 // 0: the first exit
 	start *Snapshot
+	mid   *Snapshot // the first boundary at or after (from+to)/2 (to > 0)
 	last  *Snapshot // the latest boundary before any exit
 	ended bool
 }
@@ -118,6 +133,9 @@ func (ww *windowWatch) boundary(s *emu.Sim, w Workload) {
 	if ww.start == nil {
 		ww.start = sn
 	}
+	if ww.to > 0 && ww.mid == nil && sn.At >= ww.from+(ww.to-ww.from)/2 {
+		ww.mid = sn
+	}
 	ww.last = sn
 }
 
@@ -133,7 +151,11 @@ func (ww *windowWatch) result(now int64) (*WindowResult, error) {
 	if ww.last.At-ww.start.At < Chunk {
 		return nil, flagErr("-window-from", "no measurement window: from %.3f ms, the first task exited within %d ms (allowed: a time before the first exit)", float64(ww.from)/1e6, Chunk/1_000_000)
 	}
-	return &WindowResult{Start: ww.start, End: ww.last}, nil
+	mid := ww.mid
+	if mid != nil && mid.At >= ww.last.At {
+		mid = nil
+	}
+	return &WindowResult{Start: ww.start, Mid: mid, End: ww.last}, nil
 }
 
 // Counters is Sim.Counters() over the window: every "sched.*" count

@@ -143,3 +143,51 @@ func TestWindowDurationBound(t *testing.T) {
 		t.Errorf("window wakeup rate %v", r)
 	}
 }
+
+// TestWindowHalves: a window with a set end (To) keeps the first chunk
+// boundary at or after its midpoint (Mid), and its halves split it
+// there: their switches and messages add up to the window's, and each
+// half's rate is its own counts over its own time. A window that ends at
+// the first exit has no Mid (its end is not known in advance).
+func TestWindowHalves(t *testing.T) {
+	const from, to = 1_500_000, 6_000_000
+	res, err := execWith(t, "hikey-8", "serial", RunConfig{Window: &Window{From: from, To: to}}, "hackbench",
+		"-g", "4", "-f", "10", "-l", "100000", "-s", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	win := res.Window
+	if win.Mid == nil {
+		t.Fatal("a window with -window-to has no Mid")
+	}
+	if mid := int64(from + (to-from)/2); win.Mid.At < mid || win.Mid.At >= mid+Chunk || win.Mid.At%Chunk != 0 {
+		t.Errorf("Mid at %d ns, want the first chunk boundary at or after %d", win.Mid.At, mid)
+	}
+	a, b, ok := win.Halves()
+	if !ok {
+		t.Fatal("Halves: not ok with a Mid inside the window")
+	}
+	ca, cb, c := a.Counters(), b.Counters(), win.Counters()
+	for _, k := range []string{"sched.NrSwitches", "sched.nr_voluntary_switches", "sched.nr_involuntary_switches"} {
+		if ca[k]+cb[k] != c[k] || ca[k] <= 0 || cb[k] <= 0 {
+			t.Errorf("%s: halves %v + %v, window %v", k, ca[k], cb[k], c[k])
+		}
+	}
+	if a.End.Units+b.End.Units-a.Start.Units-b.Start.Units != win.End.Units-win.Start.Units {
+		t.Errorf("messages: the halves do not add up to the window's")
+	}
+	if got, want := cb["rate.context_switches_per_sec"], cb["sched.NrSwitches"]/b.Sec(); got != want {
+		t.Errorf("second half's switch rate %v, want %v", got, want)
+	}
+
+	res, err = windowRun(t, "hikey-8", "serial", 1_500_000, "hackbench", "-g", "4", "-f", "10", "-l", "200", "-s", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Window.Mid != nil {
+		t.Errorf("a window to the first exit has Mid at %d ns", res.Window.Mid.At)
+	}
+	if _, _, ok := res.Window.Halves(); ok {
+		t.Error("Halves ok without a Mid")
+	}
+}

@@ -156,6 +156,11 @@ type Outcome struct {
 	// line most stalled on (Sim.Lines), nil when the run has none.
 	TgLine     *weave.LineStats
 	Histograms []bench.Histogram
+	// Drift is, for a run read over a window with a set end (Until), each
+	// window rate's change from the window's first half to its second,
+	// in %: the counters' rate.* keys and lkp's metrics (as LKP names
+	// them). A steady state drifts by noise only; nil without halves.
+	Drift map[string]float64
 	// Sched are the tunables in force, by name (those the run's kernel
 	// has: Tunables.Values).
 	Sched   map[string]uint64
@@ -289,7 +294,36 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
 	}
+	if win != nil {
+		o.Drift = windowDrift(r.Workload, win, res.Workload)
+	}
 	return o
+}
+
+// windowDrift is Outcome.Drift: each rate of the window's second half
+// against its first, in %, nil when the window has no halves.
+func windowDrift(workload string, win *bench.WindowResult, w bench.Workload) map[string]float64 {
+	a, b, ok := win.Halves()
+	if !ok {
+		return nil
+	}
+	d := map[string]float64{}
+	change := func(k string, x, y float64) {
+		if x != 0 {
+			d[k] = (y/x - 1) * 100
+		}
+	}
+	ca, cb := a.Counters(), b.Counters()
+	for k, x := range ca {
+		if strings.HasPrefix(k, "rate.") {
+			change(k, x, cb[k])
+		}
+	}
+	la, lb := bench.LKPPrefixed(bench.LKPProgram(workload), a.LKP(w)), bench.LKPPrefixed(bench.LKPProgram(workload), b.LKP(w))
+	for k, x := range la {
+		change(k, x, lb[k])
+	}
+	return d
 }
 
 // busyShares is every symbol's share of a profile's non-idle time, in %:

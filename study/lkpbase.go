@@ -303,10 +303,39 @@ var lkpBase = &Study{
 		rusageNotes("hb-spr-process-socket", 112, 60000, 623219, 4.71e6, 6.48e8, 1.65e8),
 		rusageNotes("hb-icl-process-socket", 128, 30000, 433157, 1.66e6, 2.02e8, 0.40e8),
 		rusageNotes("hb-icl-threads-socket", 128, 30000, 283113, 3.87e6, 5.76e8, 2.69e8),
+		driftNotes("hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket", "hb-icl-threads-pipe",
+			"hb-icl-process-socket", "hb-icl-threads-socket"),
 	),
 	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},
 	Rollup:   true,
 }
+
+// driftOf is a window rate's change from the window's first half to its
+// second (Outcome.Drift), in %: near zero where the window is a steady
+// state, as lkp's minutes-long averages are.
+func driftOf(name, key string) Metric {
+	return Metric{Name: name + ", 2nd half of the window vs 1st", Format: "%+.1f", Unit: "%",
+		Fn: func(o *Outcome) float64 { return o.Drift[key] }}
+}
+
+// driftNotes are a hackbench row's drift notes: its switches, migrations
+// and throughput, half against half.
+func driftNotes(rows ...string) []Note {
+	var ns []Note
+	for _, row := range rows {
+		for _, m := range []Metric{
+			driftOf("context switches/s", "rate.context_switches_per_sec"),
+			driftOf("migrations/s", "rate.migrations_per_sec"),
+			driftOf("hackbench.throughput", "hackbench.throughput"),
+		} {
+			ns = append(ns, Note{Row: row, Metric: m, Pub: lkpSteady})
+		}
+	}
+	return ns
+}
+
+// lkpSteady is the drift notes' published column.
+const lkpSteady = "lkp: a minutes-long average, so ~0"
 
 // lkpSampledOnly is a note's published column where lkp gives only its
 // samples' average (the nr_running metric).

@@ -99,3 +99,40 @@ func TestRusageNotes(t *testing.T) {
 		t.Errorf("other switches %v M/s, want 2", got)
 	}
 }
+
+// TestWindowDrift: a run read over a window with a set end carries each
+// rate's change from the window's first half to its second (Drift), the
+// same numbers the halves' own counters give, and lkp-base's drift notes
+// read them; a window to the first exit has no halves and no Drift.
+func TestWindowDrift(t *testing.T) {
+	run := Run{Topo: "hikey-8", Features: "v6.6-eevdf", Workload: "hackbench",
+		Args: []string{"-g", "4", "-f", "10", "-l", "100000", "-s", "100"}, WindowFrom: 0.0015, WindowTo: 0.006}
+	o, err := Execute(run, 1, Engine{Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"rate.context_switches_per_sec", "rate.migrations_per_sec", "rate.wakeups_per_sec", "hackbench.throughput"} {
+		if _, ok := o.Drift[k]; !ok {
+			t.Errorf("no drift of %s: %v", k, o.Drift)
+		}
+	}
+	ns := driftNotes("r")
+	if len(ns) != 3 {
+		t.Fatalf("%d drift notes, want 3", len(ns))
+	}
+	if got, want := ns[0].Metric.value(o), o.Drift["rate.context_switches_per_sec"]; got != want {
+		t.Errorf("the switches note reads %v, want the drift %v", got, want)
+	}
+	for _, n := range ns {
+		if _, ok := pubValue(n.Pub); ok {
+			t.Errorf("%q reads as a published figure (a pair)", n.Pub)
+		}
+	}
+	run.WindowTo, run.Args = 0, []string{"-g", "4", "-f", "10", "-l", "200", "-s", "100"}
+	if o, err = Execute(run, 1, Engine{Driver: "serial"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Drift != nil {
+		t.Errorf("a window to the first exit has a drift: %v", o.Drift)
+	}
+}
