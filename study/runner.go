@@ -110,6 +110,11 @@ func (r *Runner) window(l Length) float64 {
 	if r.Quick {
 		return l.QuickWindow
 	}
+	if r.L > 0 && l.Until && r.L <= l.Window {
+		// -l ends the run before the window's start: the window keeps
+		// its place in the run, the same fraction of it.
+		return r.L * l.Window / l.Default
+	}
 	return l.Window
 }
 

@@ -219,6 +219,16 @@ func TestLength(t *testing.T) {
 	if got := r.length(Length{Default: 0.02, Quick: 0.002, Seconds: true}, false); got != "0.5" {
 		t.Errorf("-l 0.5 on seconds: %s", got)
 	}
+	// A window's start stays where it is unless -l ends the run before
+	// it; then it keeps its fraction of the run.
+	r.Quick = false
+	until := Length{Default: 3, Quick: 0.005, Seconds: true, Until: true, Window: 2.5, QuickWindow: 0.002}
+	for _, tc := range []struct{ l, want float64 }{{0, 2.5}, {4, 2.5}, {2.5, 2.5 * 2.5 / 3}, {0.5, 0.5 * 2.5 / 3}} {
+		r.L = tc.l
+		if got := r.window(until); got != tc.want {
+			t.Errorf("-l %g: window from %g, want %g", tc.l, got, tc.want)
+		}
+	}
 }
 
 // fakeExec stands in for Execute: an Outcome whose every value is a hash

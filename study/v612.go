@@ -41,7 +41,7 @@ var preemptShortICL = &Study{
 		{"fix", "v6.12-eevdf"},
 	},
 	Rows: []Row{{Label: "hackbench g128 threads socket", Topo: "icl-2s", Workload: "hackbench",
-		Args: lkpHackbench(128, 128, "threads", false), Length: lkpHackbenchLen}},
+		Args: lkpHackbench(128, 128, "threads", false), Length: lkpCrowdedLen}},
 	Metrics:  []Metric{hbThroughputLKP, csPerSec, volPerSec, involPerSec},
 	Headline: &Headline{Row: "hackbench g128 threads socket", Setting: 1},
 }
@@ -59,7 +59,7 @@ var baseSliceICL = &Study{
 		{"2ae891b826", "v6.12-eevdf;sched:base_slice_ns=2800000"},
 	},
 	Rows: []Row{{Label: "hackbench g128 process socket", Topo: "icl-2s", Workload: "hackbench",
-		Args: lkpHackbench(128, 128, "process", false), Length: lkpHackbenchLen}},
+		Args: lkpHackbench(128, 128, "process", false), Length: lkpCrowdedLen}},
 	Metrics:  []Metric{hbThroughputLKP, csPerSec, migPerSec},
 	Headline: &Headline{Row: "hackbench g128 process socket", Setting: 1},
 }
