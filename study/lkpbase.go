@@ -64,8 +64,11 @@ var (
 	// hackbench rows (20 tasks a CPU or fewer) drift far less: on
 	// xeon-e5-2x10 at 20 tasks a CPU, sockets, migrations/s fall 25%
 	// from 0.25-0.5 s to 0.75-1 s and context switches/s stay within 10%;
-	// pipes and threads over pipes at 4 a CPU (CFS) show no trend to 3 s.
-	// The drift notes under lkp-base's table give each row's.
+	// pipes and threads over pipes at 4 a CPU (CFS) show no trend to 3 s;
+	// hb-spr-process-socket itself (20 a CPU) holds 5.8-6.0 M switches/s
+	// and 497-501 k throughput from 0.25 s to 1.5 s, its migrations/s
+	// 534 k at 0.25-0.5 s and 465 k at 1.25-1.5 s. The drift notes under
+	// lkp-base's table give each row's.
 	lkpCrowdedLen = Length{Default: 3, Quick: 0.005, Seconds: true, Until: true, Window: 2.5, QuickWindow: 0.002,
 		Unit: "s virtual (-window-to; hackbench -l is lkp's 30000 * nr_cpu / groups)"}
 )
