@@ -43,7 +43,9 @@ var (
 	// window's end (Until), measured from 0.3 s: stop 50's -interval series
 	// (icl-2s, 128 groups, sockets) show migrations per wakeup falling from
 	// 0.3 in the first 40 ms to 0.1 at 0.15 s and 0.04-0.05 at 0.3-0.4 s
-	// (the balancer's NUMA level settling), and the pipe rows reach their
+	// (the balancer's NUMA level settling; that series was too short: those
+	// 128-group socket rows go on drifting to 2.5 s, lkpCrowdedLen), and
+	// the pipe rows reach their
 	// full pipes within 50 ms; before stop 50 the rows ran 200 loops to
 	// their end, all start and tail (a sender's 200 messages fit a pipe's
 	// 655, so no sender slept). The quick scale is a smoke test (a window
@@ -69,9 +71,14 @@ var (
 	// and 497-501 k throughput from 0.25 s to 1.5 s, its migrations/s
 	// 534 k at 0.25-0.5 s and 465 k at 1.25-1.5 s. The drift notes under
 	// lkp-base's table give each row's.
-	lkpCrowdedLen = Length{Default: 3, Quick: 0.005, Seconds: true, Until: true, Window: 2.5, QuickWindow: 0.002,
-		Unit: "s virtual (-window-to; hackbench -l is lkp's 30000 * nr_cpu / groups)"}
+	lkpCrowdedLen = later(lkpHackbenchLen, 2.5, 3)
 )
+
+// later is l read from from to to (virtual seconds) at the default scale.
+func later(l Length, from, to float64) Length {
+	l.Window, l.Default = from, to
+	return l
+}
 
 // lkp-base's metrics.
 var (
