@@ -71,6 +71,20 @@ var (
 	// and 497-501 k throughput from 0.25 s to 1.5 s, its migrations/s
 	// 534 k at 0.25-0.5 s and 465 k at 1.25-1.5 s. The drift notes under
 	// lkp-base's table give each row's.
+	//
+	// What a window leaves out of lkp's averages, which span whole
+	// iterations: on the cheap analog (xeon-e5-2x10, 40 groups, 40 tasks a
+	// CPU, sockets, v6.12-eevdf, lkp's cgroup and -l 30000, seed 1, stop
+	// 58) one whole iteration (39 s virtual) averages, for processes and
+	// for threads (+RESCHED_RQ_NR_RUNNING), 820 k and 932 k switches/s,
+	// 23.4 k and 24.1 k migrations/s, 120 k and 118 k throughput, against
+	// 674 k and 737 k, 19.8 k and 20.1 k, 123 k and 122 k in the mean of
+	// its 0.5 s steps from 2.5 s to 30 s: the last seconds, as groups
+	// finish and the rest ping-pong (up to 3.6 M switches/s), add about a
+	// fifth to the switches and migrations and take 2-3% off throughput.
+	// A single 0.5 s step of the steady state scatters by 15-25% (599 k
+	// to 889 k switches/s). Neither is the 2-4x between these rows' model
+	// and lkp's switches and migrations.
 	lkpCrowdedLen = later(lkpHackbenchLen, 2.5, 3)
 )
 
