@@ -319,7 +319,8 @@ func windowDrift(workload string, win *bench.WindowResult, w bench.Workload) map
 			change(k, x, cb[k])
 		}
 	}
-	la, lb := bench.LKPPrefixed(bench.LKPProgram(workload), a.LKP(w)), bench.LKPPrefixed(bench.LKPProgram(workload), b.LKP(w))
+	prog := bench.LKPProgram(workload)
+	la, lb := bench.LKPPrefixed(prog, a.LKP(w)), bench.LKPPrefixed(prog, b.LKP(w))
 	for k, x := range la {
 		change(k, x, lb[k])
 	}
