@@ -207,12 +207,16 @@ type rqMailbox struct {
 	// barrier (sharedcount.go). barrier: folded into the published values
 	// and emptied.
 	countDeltas []countDelta
-	// wlBatch is the wake-list batch the next drain takes, wlDrainAt
-	// when that drain runs (0: no batch open). barrier: appended and set
-	// (wakelistAdd); the CPU drains and resets them (schedTTWUPending),
-	// and writes wlLastDrain, when it last drained.
+	// wlBatch is the wake list: the batch the next drain takes, wlDrainAt
+	// when that drain runs (0: no batch open), and the wakeups added
+	// after it, which wlNextAt's drain takes (0: none; wlNextFrom sent
+	// its IPI). barrier: appended and set (wakelistAdd); the CPU drains
+	// and resets them (schedTTWUPending), and writes wlLastDrain, when it
+	// last drained.
 	wlBatch     []wlEntry
 	wlDrainAt   int64
+	wlNextAt    int64
+	wlNextFrom  int
 	wlLastDrain int64
 	// republish: this CPU's state changed since the last barrier (it
 	// handled an event, or the barrier changed it). Set by the CPU and

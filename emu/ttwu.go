@@ -463,10 +463,35 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 // target idles polling (TIF_POLLING_NRFLAG: set_nr_if_polling() avoids the
 // IPI and the monitored write wakes it).
 func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
-	dst.wlBatch = append(dst.wlBatch, wlEntry{p, flags})
 	if dst.wlDrainAt > 0 {
-		return // an IPI (or poll) is on its way; this wakeup is batched
+		// An IPI (or poll) is on its way.
+		switch {
+		case dst.wlNextAt > 0:
+			// A batch opened after its drain takes this one too.
+			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
+		case t <= dst.wlDrainAt || dst.weaveStalled || dst.weaveBehind:
+			// Its drain's llist_del_all() takes it: added before the
+			// drain's time, or while the target, held by the weave,
+			// has not got there (it drains when it does).
+			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
+		default:
+			// The llist_add() comes after the drain on its way has
+			// emptied the list (sched_ttwu_pending()'s
+			// llist_del_all() at wlDrainAt, which the target, free
+			// to run, handles then): __smp_call_single_queue() (smp.c
+			// v6.6) sends an IPI only when llist_add() finds the list
+			// empty, as here, so this waker's IPI opens a new batch,
+			// drained after the first (schedTTWUPending). The target
+			// is then busy with what the first drain woke: an IPI,
+			// not a poll.
+			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
+			dst.wlNextAt = t + s.ipiDelay
+			dst.wlNextFrom = waker.cpu
+			waker.sendIPIDebt()
+		}
+		return
 	}
+	dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
 	at, polled := t, false
 	// core.c v6.6 send_call_function_single_ipi(): no IPI to a polling
 	// idle CPU (set_nr_if_polling()), which its monitor wakes.
@@ -491,6 +516,7 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 type wlEntry struct {
 	task  *Task
 	flags int
+	next  bool // added after the pending drain's llist_del_all()
 }
 
 // ttwuRemoteEnqueue applies a direct remote wakeup (msgEnqueue) on the
@@ -529,14 +555,28 @@ func (rq *RQ) schedTTWUPending() {
 	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))
 	rq.lockRQ(SymSchedTTWUPending)
 	rq.updateRQClock()
+	// The wakeups added after this drain's llist_del_all() (wakelistAdd
+	// sorted them by its time, wlDrainAt) are the next batch: they stay.
+	k := 0
 	for _, e := range rq.wlBatch {
+		if e.next {
+			e.next = false
+			rq.wlBatch[k] = e
+			k++
+			continue
+		}
 		rq.spend(SymSchedTTWUPending, 0)
 		rq.ttwuDoActivate(e.task, e.flags)
 		rq.traceWakeupDone()
 	}
-	clear(rq.wlBatch)
-	rq.wlBatch = rq.wlBatch[:0]
+	clear(rq.wlBatch[k:])
+	rq.wlBatch = rq.wlBatch[:k]
 	rq.wlDrainAt = 0
+	if k > 0 {
+		rq.wlDrainAt = rq.wlNextAt
+		rq.events.push(event{t: rq.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: true, from: rq.wlNextFrom}})
+	}
+	rq.wlNextAt = 0
 	rq.unlockRQ(SymSchedTTWUPending)
 }
 

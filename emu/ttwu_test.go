@@ -85,3 +85,78 @@ func TestIPIBatching(t *testing.T) {
 		}
 	}
 }
+
+// TestWakelistAddAfterDrain: a wakeup whose llist_add() comes after the
+// pending drain's llist_del_all() is not in that batch. In the kernel the
+// drain (sched_ttwu_pending(), core.c v6.6) empties the list first, so
+// the later llist_add() finds it empty and __smp_call_single_queue()
+// (smp.c v6.6) sends a new IPI; the wakee is enqueued by that second
+// drain, never before its own wakeup. Here two wakeups onto a busy
+// remote CPU's wake list reach the barrier together, the second added
+// two IPI latencies after the first: the first's drain runs one IPI
+// latency after it, and the second needs its own IPI and drain. Before,
+// the second joined the first batch and was enqueued at its drain, an
+// IPI latency before its waker woke it.
+func TestWakelistAddAfterDrain(t *testing.T) {
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	// The wakees first, so that they have run and slept before the hog
+	// takes the CPU (wakeOnce); each notes when it runs after its wakeup.
+	ran := map[*Task]int64{}
+	wakee := func(comm string) *Task {
+		n := 0
+		var p *Task
+		p = mustTask(t, s, TaskSpec{Comm: comm, CPU: 56, Prog: ProgramFunc(func(tk *Task) Action {
+			switch n++; n {
+			case 1:
+				return Block()
+			case 2:
+				ran[p] = tk.Now()
+				return Run(50_000)
+			}
+			return Block()
+		})})
+		return p
+	}
+	a, b := wakee("a"), wakee("b")
+	mustTask(t, s, TaskSpec{Comm: "hog", CPU: 56, Prog: Hog()})
+	s.Run(ms)
+	for _, p := range []*Task{a, b} {
+		if p.state != TaskSleeping {
+			t.Fatalf("%v is %v at %d ns; want asleep", p, p.state, s.Now())
+		}
+	}
+	t1 := s.Now()
+	t2 := t1 + 2*s.ipiDelay
+	// The barrier claims both wakeups (claimWake: the wake-list path, as
+	// a cross-LLC waker on CPU 0 posts them).
+	for _, w := range []struct {
+		p  *Task
+		at int64
+	}{{a, t1}, {b, t2}} {
+		s.claimWake(&remoteOp{kind: opWake, t: w.at, from: 0, task: w.p, target: 56, flags: wfTTWU, wakelist: true, recent: -1, sem: w.p.sem})
+	}
+	ipis := s.RQ(0).Stats.IPIsSent
+	s.Run(20 * ms)
+	if ipis != 2 {
+		t.Errorf("the waker sent %d IPIs at the claims; want 2 (one per batch)", ipis)
+	}
+	if got := s.RQ(56).Stats.IPIsReceived; got < 2 {
+		t.Errorf("CPU 56 received %d IPIs; want 2", got)
+	}
+	for _, w := range []struct {
+		p  *Task
+		at int64
+	}{{a, t1}, {b, t2}} {
+		if w.p.Stats.NrWakeups != 1 {
+			t.Errorf("%v woken %d times; want 1", w.p, w.p.Stats.NrWakeups)
+		}
+		// Enqueued by its batch's drain, an IPI latency after its
+		// llist_add() at the earliest, so it runs no sooner.
+		r, ok := ran[w.p]
+		if !ok {
+			t.Errorf("%v did not run after its wakeup", w.p)
+		} else if r < w.at+s.ipiDelay {
+			t.Errorf("%v ran at %d ns, before its llist_add() at %d ns plus the IPI's %d ns", w.p, r, w.at, s.ipiDelay)
+		}
+	}
+}
