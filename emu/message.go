@@ -102,6 +102,10 @@ type message struct {
 	// polled: delivered to a polling idle CPU, pollDelay (its idle
 	// exit) after it was sent; the CPU pays no second exit handling it.
 	polled bool
+	// late: a msgDrain of wakeups added before the last drain's
+	// llist_del_all(), which the barrier delivered after it ran
+	// (wakelistAdd).
+	late bool
 	// locked: a msgEnqueue whose waker logged the target's rq lock and
 	// the lines written under it (remoteOp.locked).
 	locked bool
@@ -207,7 +211,7 @@ func (rq *RQ) handleMsg(m *message) {
 			rq.Stats.IPIsReceived++
 		}
 		rq.traceDrain(m.ipi)
-		rq.schedTTWUPending()
+		rq.schedTTWUPending(m.late)
 	case msgResched:
 		if rq.curr != nil {
 			rq.cost(hwmodel.OpIPIRecv)

@@ -208,13 +208,15 @@ type rqMailbox struct {
 	// and emptied.
 	countDeltas []countDelta
 	// wlBatch is the wake list: the batch the next drain takes, wlDrainAt
-	// when that drain runs (0: no batch open), and the wakeups added
-	// after it, which wlNextAt's drain takes (0: none; wlNextFrom sent
-	// its IPI). barrier: appended and set (wakelistAdd); the CPU drains
-	// and resets them (schedTTWUPending), and writes wlLastDrain, when it
-	// last drained.
+	// when that drain runs (0: no batch open) and wlCut the time of its
+	// llist_del_all() (a late drain's is the last one's), and the
+	// wakeups added after the cut, which wlNextAt's drain takes (0:
+	// none; wlNextFrom sent its IPI). barrier: appended and set
+	// (wakelistAdd); the CPU drains and resets them (schedTTWUPending),
+	// and writes wlLastDrain, its last cut.
 	wlBatch     []wlEntry
 	wlDrainAt   int64
+	wlCut       int64
 	wlNextAt    int64
 	wlNextFrom  int
 	wlLastDrain int64

@@ -458,32 +458,37 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 	})
 }
 
-// wakelistAdd puts p on dst's wake list as of time t: it joins the batch
-// the next drain will take, or opens a new one, sending an IPI unless the
-// target idles polling (TIF_POLLING_NRFLAG: set_nr_if_polling() avoids the
-// IPI and the monitored write wakes it).
+// wakelistAdd puts p on dst's wake list as of time t (its llist_add()):
+// it joins the batch the next drain will take, or opens a new one,
+// sending an IPI unless the target idles polling (TIF_POLLING_NRFLAG:
+// set_nr_if_polling() avoids the IPI and the monitored write wakes it).
+//
+// A batch ends at its drain's llist_del_all() (sched_ttwu_pending(),
+// core.c v6.6), wlCut: a wakeup added after it finds the list empty, and
+// __smp_call_single_queue() (smp.c v6.6) sends an IPI only then, so it
+// opens the next batch with its own IPI. The barrier delivers wakeups late
+// (the weave serves the llist_add() when it does), so the cut is by time:
+// one added before the last drain's cut (wlLastDrain) belongs to the batch
+// that drain took, and the target drains it late, as that batch's handler
+// would have, with no IPI.
 func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 	if dst.wlDrainAt > 0 {
-		// An IPI (or poll) is on its way.
+		// A drain is on its way.
 		switch {
 		case dst.wlNextAt > 0:
-			// A batch opened after its drain takes this one too.
+			// A batch opened after its cut takes this one too.
 			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
-		case t <= dst.wlDrainAt || dst.weaveStalled || dst.weaveBehind:
-			// Its drain's llist_del_all() takes it: added before the
-			// drain's time, or while the target, held by the weave,
-			// has not got there (it drains when it does).
+		case t <= dst.wlCut || dst.weaveStalled || dst.weaveBehind:
+			// Added before the drain's cut, or while the target,
+			// held by the weave, has not got there (it cuts when it
+			// does): that drain takes it.
 			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
 		default:
-			// The llist_add() comes after the drain on its way has
-			// emptied the list (sched_ttwu_pending()'s
-			// llist_del_all() at wlDrainAt, which the target, free
-			// to run, handles then): __smp_call_single_queue() (smp.c
-			// v6.6) sends an IPI only when llist_add() finds the list
-			// empty, as here, so this waker's IPI opens a new batch,
-			// drained after the first (schedTTWUPending). The target
-			// is then busy with what the first drain woke: an IPI,
-			// not a poll.
+			// After the cut of the drain on its way (the target,
+			// free to run, handles it then): this waker's IPI opens
+			// the next batch, drained after it (schedTTWUPending).
+			// The target is then busy with what that drain woke: an
+			// IPI, not a poll.
 			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
 			dst.wlNextAt = t + s.ipiDelay
 			dst.wlNextFrom = waker.cpu
@@ -492,15 +497,18 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 		return
 	}
 	dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
-	at, polled := t, false
+	at, polled, late := t, false, false
 	// core.c v6.6 send_call_function_single_ipi(): no IPI to a polling
 	// idle CPU (set_nr_if_polling()), which its monitor wakes.
 	ipi := dst.curr != nil || dst.nrRunning > 0 || !s.idlePolls
 	switch {
 	case t < dst.wlLastDrain:
 		// The kernel would have drained it with the last batch, which
-		// this CPU already ran: drain again as soon as it can.
+		// this CPU already ran: drain again as soon as it can, as part
+		// of that batch's handler (no IPI sent or received), cut where
+		// that batch was.
 		at = max(dst.now, dst.lastEvent, dst.wlLastDrain)
+		ipi, late = false, true
 		s.LateMsgs++
 		s.LateNS += dst.wlLastDrain - t
 	case ipi:
@@ -510,7 +518,11 @@ func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 		at, polled = t+s.pollDelay, true
 	}
 	dst.wlDrainAt = max(at, 1)
-	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu, polled: polled}})
+	dst.wlCut = dst.wlDrainAt
+	if late {
+		dst.wlCut = dst.wlLastDrain
+	}
+	dst.events.push(event{t: dst.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: ipi, from: waker.cpu, polled: polled, late: late}})
 }
 
 type wlEntry struct {
@@ -548,15 +560,19 @@ func (rq *RQ) ttwuRemoteEnqueue(m *message) {
 
 // schedTTWUPending is core.c: sched_ttwu_pending(): activate the batch of
 // queued wakeups under our own lock.
-func (rq *RQ) schedTTWUPending() {
+func (rq *RQ) schedTTWUPending(late bool) {
 	defer rq.leave(rq.enter(SymSchedTTWUPending))
-	// llist_del_all(): from here a new wakeup finds the list empty.
-	rq.wlLastDrain = rq.now
+	// llist_del_all(): from here a new wakeup finds the list empty. A
+	// late drain (wakelistAdd) takes what the last one would have: that
+	// one's llist_del_all() is the last.
+	if !late {
+		rq.wlLastDrain = rq.now
+	}
 	rq.wake.Drain(rq.log, rq.now, rq.site(SymSchedTTWUPending))
 	rq.lockRQ(SymSchedTTWUPending)
 	rq.updateRQClock()
-	// The wakeups added after this drain's llist_del_all() (wakelistAdd
-	// sorted them by its time, wlDrainAt) are the next batch: they stay.
+	// The wakeups added after this drain's cut (wakelistAdd sorted them
+	// by its time, wlCut) are the next batch: they stay.
 	k := 0
 	for _, e := range rq.wlBatch {
 		if e.next {
@@ -573,7 +589,7 @@ func (rq *RQ) schedTTWUPending() {
 	rq.wlBatch = rq.wlBatch[:k]
 	rq.wlDrainAt = 0
 	if k > 0 {
-		rq.wlDrainAt = rq.wlNextAt
+		rq.wlDrainAt, rq.wlCut = rq.wlNextAt, rq.wlNextAt
 		rq.events.push(event{t: rq.wlDrainAt, kind: evMsg, msg: &message{kind: msgDrain, ipi: true, from: rq.wlNextFrom}})
 	}
 	rq.wlNextAt = 0

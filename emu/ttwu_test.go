@@ -160,3 +160,44 @@ func TestWakelistAddAfterDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestWakelistLateDrainKeepsCut: a wakeup the barrier delivers after the
+// target drained, but added before that drain's llist_del_all(), belongs
+// to that batch: the target drains it late, with no IPI. One added after
+// the cut finds the list empty and sends an IPI (smp.c v6.6
+// __smp_call_single_queue()), even while that late drain is pending:
+// the late drain does not move the cut (before, it took the later wakeup
+// too, and no IPI was sent for it).
+func TestWakelistLateDrainKeepsCut(t *testing.T) {
+	s := newSim(t, "spr-2s", "v6.6-eevdf")
+	var ws []*Task
+	for _, c := range []string{"a", "b", "c"} {
+		ws = append(ws, mustTask(t, s, TaskSpec{Comm: c, CPU: 56, Prog: Loop(Block(), Run(50_000))}))
+	}
+	mustTask(t, s, TaskSpec{Comm: "hog", CPU: 56, Prog: Hog()})
+	s.Run(ms)
+	claim := func(p *Task, at int64) {
+		t.Helper()
+		if p.state != TaskSleeping {
+			t.Fatalf("%v is %v at %d ns; want asleep", p, p.state, s.Now())
+		}
+		s.claimWake(&remoteOp{kind: opWake, t: at, from: 0, task: p, target: 56, flags: wfTTWU, wakelist: true, recent: -1, sem: p.sem})
+	}
+	claim(ws[0], s.Now())
+	s.Run(s.Now() + 5*s.ipiDelay)
+	cut := s.RQ(56).wlLastDrain
+	if cut == 0 || s.RQ(56).wlDrainAt != 0 {
+		t.Fatalf("CPU 56 has not drained a's batch by %d ns (last drain %d)", s.Now(), cut)
+	}
+	claim(ws[1], cut-1) // added before the cut: a's batch, drained late
+	claim(ws[2], cut+1) // after it: a new batch and IPI
+	s.Run(s.Now() + 20*ms)
+	if got := s.RQ(0).Stats.IPIsSent; got != 2 {
+		t.Errorf("the waker sent %d IPIs; want 2 (a's batch, c's batch; b's late drain needs none)", got)
+	}
+	for _, p := range ws {
+		if p.Stats.NrWakeups != 1 {
+			t.Errorf("%v woken %d times; want 1", p, p.Stats.NrWakeups)
+		}
+	}
+}
