@@ -238,9 +238,10 @@ func (rq *RQ) nextEvent() int64 {
 }
 
 // nextStep is nextEvent for the drivers: -1 while the weave holds the CPU
-// (weaveBehind).
+// (weaveBehind), unless all it waits for is a held action the barrier has
+// settled (hold.go: settledHold), and while a wait is held.
 func (rq *RQ) nextStep() int64 {
-	if rq.weaveBehind || rq.parked.held {
+	if rq.parked.held || rq.weaveStalled || rq.weaveBehind && !rq.settledHold() {
 		return -1
 	}
 	return rq.nextEvent()

@@ -105,6 +105,20 @@ func (rq *RQ) hold(t *Task, a Action, sem *Sem) {
 	rq.events.push(event{t: rq.now, kind: evAction, task: t})
 }
 
+// settledHold reports whether curr's action waits at its decision point
+// with the barrier's verdict in (outcome set, no longer held). Such a CPU
+// goes on in the next epoch even if the weave is behind on it only
+// because it logged accesses past the barrier (the steps before the
+// decision ran past the epoch's end: weaveBehind without weaveStalled):
+// its clock is where it decided, and the accesses it logs next queue
+// behind those in the replay. Held back a whole epoch, as a CPU behind
+// is, it logged its try_to_wake_up() before the replay's clock, which
+// served it at that epoch's start, up to an epoch late: perf bench sched
+// pipe's round trip then locked onto three epochs (TestHeldSignalEpochIndependent).
+func (rq *RQ) settledHold() bool {
+	return rq.parked.task != nil && !rq.parked.held && rq.parked.outcome != holdNone
+}
+
 // holdSignal stops curr's signal of sem at its decision point, before
 // try_to_wake_up(), until the barrier decides whether this waker is the
 // one that wakes the sleeper (resolveSignalHolds).

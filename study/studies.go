@@ -216,23 +216,16 @@ var studies = []*Study{
 		// shows about a quarter of the cost on these rows.
 		Settings: []Setting{{"UCLAMP off", "v5.15-cfs"}, {"UCLAMP on", "v5.15-cfs,+UCLAMP"}},
 		Rows: []Row{
-			// The pipe row's UCLAMP cost is an engine artifact at the
-			// default lookahead (1250 ns here): -6.6% (142832 ->
-			// 133383 ops/s), against -2.8% at -epoch 1us, -2.9% at
-			// 1.1us, -3.1% at 900ns and -0.1% at 1.2us (the base
-			// moving instead). With UCLAMP each half round trip takes
-			// 3750 ns, three epochs, and locks in phase: the sender's
-			// pipe_write() runs just past an epoch's end, its held
-			// signal (hold.go) settles at that barrier, the weave finds
-			// the CPU behind (accesses logged past the barrier) and
-			// nextStep() holds it a whole epoch; its try_to_wake_up()
-			// is then logged before the replay's clock and served at
-			// the epoch's start, up to ~750 ns late. Holding only a
-			// CPU stalled at a line (weaveStalled) makes the row
-			// epoch-independent (-2.89% at every -epoch, 143498 ->
-			// 139355) but breaks the newidle pulls of
-			// TestNewidleSeesOwnEnqueues (a run-ahead target applies
-			// a wakeup after the pull); not landed (stop 59's note).
+			// The pipe row's UCLAMP cost was an engine artifact until
+			// stop 59: -6.6% (142832 -> 133383 ops/s) at the default
+			// lookahead (1250 ns here), -2.8% at -epoch 1us, -3.1% at
+			// 900ns and -0.1% at 1.2us. Each half round trip locked
+			// onto three epochs: the sender's held signal (hold.go),
+			// settled at a barrier its pipe_write() ran past, waited a
+			// whole epoch for the weave, and its try_to_wake_up() was
+			// served late. A settled hold now goes on (settledHold):
+			// -2.71% (142990 -> 139123), -2.78% at 1us, -3.03% at
+			// 1.2us (TestHeldSignalEpochIndependent).
 			{Label: "pipe", Topo: "xeon-e5-2x10", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
 			{Label: "pipe@host", Topo: "host", Workload: "pipe", Args: []string{"-l", "{L}"}, Length: pipeLen, PubChange: "costs ≈2-3%"},
 			{Label: "stream64", Topo: "xeon-e5-2x10", Workload: "netperf", Args: []string{"-t", "UDP_STREAM", "-l", "{L}", "-m", "64"}, Length: streamLen, PubChange: "costs ≈2-3%",
