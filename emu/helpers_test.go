@@ -83,3 +83,47 @@ func signaler(t testing.TB, s *Sim, cpu int, signalAt int64, sem *Sem, atSend fu
 	})})
 	return sent
 }
+
+// pipePair spawns perf bench sched pipe's two tasks on CPUs 7 and 8 of s,
+// each writing the other's pipe and then sleeping in its own read, for
+// trips round trips; task i sets done[i] (if not nil) to its clock when it
+// has made them, and blocks.
+func pipePair(t testing.TB, s *Sim, trips int, done *[2]int64) [2]*Task {
+	t.Helper()
+	var sems [2]*Sem
+	var pipes [2]*Pipe
+	for i := range 2 {
+		sems[i] = NewSem("pipe"+string(rune('0'+i)), 0)
+		p, err := s.NewPipe(PipeSpec{Name: sems[i].Name, Data: sems[i], Writers: 1, Size: 4, CPU: 7 + i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes[i] = p
+	}
+	var tasks [2]*Task
+	for i := range 2 {
+		rd, wr := pipes[i], pipes[1-i]
+		read := Wait(sems[i]).With(hwmodel.OpSyscall).OnPipe(rd, PipeReadWait, 0)
+		first := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(wr, PipeWrite, 0)
+		write := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(rd, PipeCopyOut, 0).OnPipe(wr, PipeWrite, 0)
+		n := 0
+		tasks[i] = mustTask(t, s, TaskSpec{Comm: "sched-pipe", CPU: 7 + i, Sems: []*Sem{sems[i]}, Prog: ProgramFunc(func(tk *Task) Action {
+			if n == 2*trips {
+				if done != nil && done[i] == 0 {
+					done[i] = tk.Now()
+				}
+				return Block()
+			}
+			isWrite := (n+i)%2 == 0
+			n++
+			switch {
+			case isWrite && n == 1:
+				return first
+			case isWrite:
+				return write
+			}
+			return read
+		})})
+	}
+	return tasks
+}

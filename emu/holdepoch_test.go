@@ -1,10 +1,6 @@
 package emu
 
-import (
-	"testing"
-
-	"github.com/rqemu/rqemu/hwmodel"
-)
+import "testing"
 
 // pipePairRoundTrip runs perf bench sched pipe's two tasks on
 // xeon-e5-2x10 CPUs 7 and 8 (feat, epoch length epoch: 0 is the
@@ -15,41 +11,8 @@ func pipePairRoundTrip(t *testing.T, feat string, epoch int64, trips int) float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sems [2]*Sem
-	var pipes [2]*Pipe
-	for i := range 2 {
-		sems[i] = NewSem("pipe"+string(rune('0'+i)), 0)
-		p, err := s.NewPipe(PipeSpec{Name: sems[i].Name, Data: sems[i], Writers: 1, Size: 4, CPU: 7 + i})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pipes[i] = p
-	}
 	var done [2]int64
-	for i := range 2 {
-		rd, wr := pipes[i], pipes[1-i]
-		read := Wait(sems[i]).With(hwmodel.OpSyscall).OnPipe(rd, PipeReadWait, 0)
-		first := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(wr, PipeWrite, 0)
-		write := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(rd, PipeCopyOut, 0).OnPipe(wr, PipeWrite, 0)
-		n := 0
-		mustTask(t, s, TaskSpec{Comm: "sched-pipe", CPU: 7 + i, Sems: []*Sem{sems[i]}, Prog: ProgramFunc(func(tk *Task) Action {
-			if n == 2*trips {
-				if done[i] == 0 {
-					done[i] = tk.Now()
-				}
-				return Block()
-			}
-			isWrite := (n+i)%2 == 0
-			n++
-			switch {
-			case isWrite && n == 1:
-				return first
-			case isWrite:
-				return write
-			}
-			return read
-		})})
-	}
+	pipePair(t, s, trips, &done)
 	s.Run(int64(trips) * 50_000)
 	if done[0] == 0 || done[1] == 0 {
 		t.Fatalf("%s epoch %d: the pipe pair did not finish %d round trips", feat, epoch, trips)

@@ -141,31 +141,24 @@ func TestOnCPUAfterRunningAhead(t *testing.T) {
 		read := func(s *Sem) Action { return Wait(s).With(hwmodel.OpSyscall).AfterWait(hwmodel.OpPipeRead) }
 		spawn(t, s, TaskSpec{Comm: "ping", CPU: 7, Sems: []*Sem{a}, Prog: Loop(write(b), read(a))})
 		spawn(t, s, TaskSpec{Comm: "pong", CPU: 8, Sems: []*Sem{b}, Prog: Loop(read(b), write(a))})
-		// From 50 us on: the first wakeup comes tens of ns after the
-		// other task's first switch-out, with that CPU's stall still
-		// unpaid, and truly finds it on_cpu.
-		sum := func() (st RQStats) {
-			for _, c := range []int{7, 8} {
-				r := s.RQ(c).Stats
-				st.TTWUCount += r.TTWUCount
-				st.OnCPUWakeups += r.OnCPUWakeups
-				st.DirectWakeups += r.DirectWakeups
-				st.WakelistWakeups += r.WakelistWakeups
-				st.RacedWakeups += r.RacedWakeups
-				st.RacedRunnable += r.RacedRunnable
-			}
-			return st
-		}
+		// Counted from 50 us on: the first wakeup comes tens of ns after
+		// the other task's first switch-out, with that CPU's stall
+		// still unpaid, and truly finds it on_cpu.
 		s.Run(50_000)
-		st0 := sum()
+		for _, c := range []int{7, 8} {
+			s.RQ(c).Stats = RQStats{}
+		}
 		s.Run(5 * ms)
-		st := sum()
-		st.TTWUCount -= st0.TTWUCount
-		st.OnCPUWakeups -= st0.OnCPUWakeups
-		st.DirectWakeups -= st0.DirectWakeups
-		st.WakelistWakeups -= st0.WakelistWakeups
-		st.RacedWakeups -= st0.RacedWakeups
-		st.RacedRunnable -= st0.RacedRunnable
+		var st RQStats
+		for _, c := range []int{7, 8} {
+			r := s.RQ(c).Stats
+			st.TTWUCount += r.TTWUCount
+			st.OnCPUWakeups += r.OnCPUWakeups
+			st.DirectWakeups += r.DirectWakeups
+			st.WakelistWakeups += r.WakelistWakeups
+			st.RacedWakeups += r.RacedWakeups
+			st.RacedRunnable += r.RacedRunnable
+		}
 		if st.TTWUCount < 200 {
 			t.Fatalf("%s: the ping-pong made %d wakeups", tc.feat, st.TTWUCount)
 		}

@@ -26,41 +26,7 @@ import (
 // sleeps in the epoch of the next write and races at most of them.
 func TestRacedWakeupLatency(t *testing.T) {
 	const trips = 400
-	pair := func(s *Sim) [2]*Task {
-		var sems [2]*Sem
-		var pipes [2]*Pipe
-		for i := range 2 {
-			sems[i] = NewSem("pipe"+string(rune('0'+i)), 0)
-			p, err := s.NewPipe(PipeSpec{Name: sems[i].Name, Data: sems[i], Writers: 1, Size: 4, CPU: 7 + i})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pipes[i] = p
-		}
-		var tasks [2]*Task
-		for i := range 2 {
-			rd, wr := pipes[i], pipes[1-i]
-			read := Wait(sems[i]).With(hwmodel.OpSyscall).OnPipe(rd, PipeReadWait, 0)
-			first := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(wr, PipeWrite, 0)
-			write := Signal(sems[1-i]).With(hwmodel.OpSyscall).WithSync().OnPipe(rd, PipeCopyOut, 0).OnPipe(wr, PipeWrite, 0)
-			n := 0
-			tasks[i] = mustTask(t, s, TaskSpec{Comm: "sched-pipe", CPU: 7 + i, Sems: []*Sem{sems[i]}, Prog: ProgramFunc(func(*Task) Action {
-				if n == 2*trips {
-					return Block()
-				}
-				isWrite := (n+i)%2 == 0
-				n++
-				switch {
-				case isWrite && n == 1:
-					return first
-				case isWrite:
-					return write
-				}
-				return read
-			})})
-		}
-		return tasks
-	}
+	pair := func(s *Sim) [2]*Task { return pipePair(t, s, trips, nil) }
 	stream := func(s *Sim) [2]*Task {
 		sem := NewSem("pipe0", 0)
 		p, err := s.NewPipe(PipeSpec{Name: sem.Name, Data: sem, Writers: 1, Size: 4, CPU: 7})
