@@ -473,27 +473,21 @@ func (s *Sim) ttwuRaced(op *remoteOp) {
 // would have, with no IPI.
 func (s *Sim) wakelistAdd(dst, waker *RQ, p *Task, t int64, flags int) {
 	if dst.wlDrainAt > 0 {
-		// A drain is on its way.
-		switch {
-		case dst.wlNextAt > 0:
-			// A batch opened after its cut takes this one too.
-			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
-		case t <= dst.wlCut || dst.weaveStalled || dst.weaveBehind:
-			// Added before the drain's cut, or while the target,
-			// held by the weave, has not got there (it cuts when it
-			// does): that drain takes it.
-			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
-		default:
-			// After the cut of the drain on its way (the target,
-			// free to run, handles it then): this waker's IPI opens
-			// the next batch, drained after it (schedTTWUPending).
-			// The target is then busy with what that drain woke: an
-			// IPI, not a poll.
-			dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: true})
+		// A drain is on its way. Its cut takes this wakeup if added
+		// before it, or while the target, held by the weave, has not
+		// got there (it cuts when it does). Otherwise the wakeup joins
+		// the batch opened after the cut, or opens it: this waker's IPI,
+		// the next batch drained after the first (schedTTWUPending).
+		// The target is then busy with what that drain woke: an IPI,
+		// not a poll.
+		next := dst.wlNextAt > 0
+		if !next && t > dst.wlCut && !dst.weaveBehind {
+			next = true
 			dst.wlNextAt = t + s.ipiDelay
 			dst.wlNextFrom = waker.cpu
 			waker.sendIPIDebt()
 		}
+		dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags, next: next})
 		return
 	}
 	dst.wlBatch = append(dst.wlBatch, wlEntry{task: p, flags: flags})
