@@ -91,6 +91,7 @@ func oneCPUMix(t *testing.T, feat string, pipe bool, loops int, seed uint64) (bl
 // times for seeds 1-3 against 297, 277, 313 blocks; with it seed 1 gave
 // 47 against 328), so one seed lands either way on a few ns of timing.
 func TestSharedRoomOneCPU(t *testing.T) {
+	skipUnderRace(t)
 	for _, feat := range []string{"v6.6-eevdf", "v6.12-eevdf"} {
 		for _, pipe := range []bool{false, true} {
 			var b, p, rep int64

@@ -195,6 +195,7 @@ func oneCPU(t testing.TB) *hwmodel.Machine {
 // v6.12 and seed 3 from 51.3 to 152.9), so the bounds hold for the median
 // of seeds 1-5, not for one seed.
 func TestUnixStreamBatches(t *testing.T) {
+	skipUnderRace(t)
 	m := oneCPU(t)
 	for _, feat := range []string{"v6.6-eevdf", "v6.12-eevdf"} {
 		var sleeps, switches []float64

@@ -63,6 +63,7 @@ func chainSim(t *testing.T, topo string) *Sim {
 // samples are its chain's share at 4000 Hz, and the folded stacks hold
 // the chains -profile prints (a flame graph of the same profile).
 func TestPerfScriptFolds(t *testing.T) {
+	skipUnderRace(t)
 	s := chainSim(t, "spr-2s")
 	var b bytes.Buffer
 	if err := s.WritePerfScript(&b); err != nil {

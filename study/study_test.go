@@ -501,7 +501,7 @@ func TestInterruptedTable(t *testing.T) {
 // from the same run measured whole.
 func TestRowWindow(t *testing.T) {
 	st := &Study{Name: "w", Settings: []Setting{{"base", "v6.6-eevdf"}},
-		Rows: []Row{{Label: "r", Topo: "hikey-8", Workload: "hackbench", Args: []string{"-l", "{L}"},
+		Rows: []Row{{Label: "r", Topo: "hikey-8", Workload: "hackbench", Args: []string{"-g", "1", "-l", "{L}"},
 			Length: Length{Default: 200, Quick: 20, Int: true, Unit: "loops", Window: 0.002}}}}
 	for _, quick := range []bool{false, true} {
 		r := &Runner{Quick: quick}

@@ -13,7 +13,7 @@ import (
 // hbSlice is a hackbench load whose senders run long enough between
 // blocks (20 kB messages through pipes) for the base slice to decide who
 // runs: the acceptance load of -sched base_slice_ns.
-var hbSlice = []string{"-topo", "hikey-8", "-workload", "hackbench", "-g", "1", "-l", "20", "-s", "20000", "--pipe", "-json"}
+var hbSlice = []string{"-driver", "serial", "-topo", "hikey-8", "-workload", "hackbench", "-g", "1", "-l", "20", "-s", "20000", "--pipe", "-json"}
 
 type runJSON struct {
 	Config struct {
@@ -45,6 +45,7 @@ func runJSONOf(t *testing.T, args ...string) runJSON {
 // config carries the knob, and the same setting given as the feature
 // set's ;sched: part runs the same kernel.
 func TestSchedBaseSliceChangesHackbench(t *testing.T) {
+	skipUnderRace(t)
 	def := runJSONOf(t, hbSlice...)
 	tuned := runJSONOf(t, append(hbSlice, "-sched", "base_slice_ns=1000000")...)
 	inSpec := runJSONOf(t, append(hbSlice, "-features", "v6.6-eevdf;sched:base_slice_ns=1000000")...)

@@ -64,3 +64,53 @@ func TestFuzzScripts(t *testing.T) {
 		t.Errorf("scripts/fuzz lists %v, the repository has %v", listed, found)
 	}
 }
+
+// TestNoRacePass: every test that skips under the race detector
+// (skipUnderRace as its first statement) runs in scripts/test's no-race
+// pass, with its package among that pass's packages; else it would run
+// nowhere.
+func TestNoRacePass(t *testing.T) {
+	root := filepath.Join("..", "..")
+	test, err := os.ReadFile(filepath.Join(root, "scripts", "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := regexp.MustCompile(`(?m)^go test -count=1 [^\n]*-run '\^\(([\w|]+)\)\$' ([^\n]*)$`).FindSubmatch(test)
+	if pass == nil {
+		t.Fatal("scripts/test has no no-race pass (go test -count=1 ... -run '^(A|B)$' PACKAGES)")
+	}
+	names := strings.Split(string(pass[1]), "|")
+	pkgs := strings.Fields(string(pass[2]))
+	re := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\) \{\n\tskipUnderRace\(t\)`)
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		pkg := "./" + filepath.ToSlash(rel) + "/"
+		for _, f := range re.FindAllSubmatch(b, -1) {
+			n++
+			if name := string(f[1]); !slices.Contains(names, name) || !slices.Contains(pkgs, pkg) {
+				t.Errorf("%s (%s) skips under -race but scripts/test's no-race pass (%s on %s) does not run it", name, pkg, pass[1], pass[2])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Error("no test calls skipUnderRace: the pattern no longer matches")
+	}
+}
