@@ -57,7 +57,10 @@ import (
 //     then on the owner, and nothing in the pipe's critical section sleeps
 //     (the copies are of small, resident buffers), so a waiter spins rather
 //     than sleeps: the weave's first-come-first-served lock is a fair
-//     simplification. The spinners' reads of lock->owner are not logged.
+//     simplification. The spinners' reads of lock->owner are not logged:
+//     the weave prices the head spinner's copy of the line (its release
+//     invalidates the copy, and the handover is a read and a cmpxchg:
+//     weave.Replayer.spinnerRead, TestPipeSpinnerReadsOwner).
 //   - Where a message lands in the ring depends on the pipe's state when
 //     its writer takes the mutex, which writers on different CPUs in one
 //     epoch cannot share without the barrier. So the place is decided from

@@ -285,7 +285,9 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	st := rp.touch(int32(li))
 	st.Accesses++
 	st.Ops[w.op]++
+	spinPS := rp.spinnerRead(li, w)
 	cost, costPS := rp.pr.Access(line, c, w.op)
+	costPS += spinPS
 	switch cost.Kind {
 	case hwmodel.Transfer:
 		st.Transfers[cost.Class]++
@@ -385,6 +387,56 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	if len(l.waiters) > 0 {
 		rp.schedule(li, l.freeAt)
 	}
+}
+
+// spinnerRead is what the optimistic spinner of a sleeping lock's line
+// (a Lock with spin tags: kernel/locking/mutex.c v6.6) reads of it, which
+// the streams do not log. The queue's head spins on the owner
+// (mutex_spin_on_owner() and __mutex_trylock_or_owner() read
+// lock->owner), so it holds a copy of the line while it waits:
+//
+//   - the holder's release (__mutex_unlock_fast()'s cmpxchg of owner)
+//     finds the line Shared and invalidates the spinner's copy, instead of
+//     hitting a line it owns;
+//   - the spinner handed the lock first reads the released owner (a
+//     transfer from the releaser), then takes it with its cmpxchg (an
+//     upgrade that invalidates the releaser's copy): two transactions
+//     where a Lock of a free line is one. This returns the read's price
+//     (ps), which serveWaiter adds to the Lock's.
+//
+// Simplified: only the release is priced as a store to a line the head
+// shares (the holder's other stores to it, the wait queues' spinlocks of
+// a pipe's new buffer, are back to back, faster than the spinner's
+// re-read); the arrivals' own RMWs of the line (the fast path's failed
+// cmpxchg, osq_lock()'s xchg of lock->osq.tail) and osq_unlock()'s store
+// to the next spinner's node are not priced; the spinner's reads move
+// the line's state and count as its transfers, not as accesses.
+func (rp *Replayer) spinnerRead(li int, w waiter) int64 {
+	l := &rp.ls[li]
+	line := rp.lines[li]
+	reader := int32(-1)
+	switch {
+	case w.op == hwmodel.Lock && w.spin:
+		reader = w.cpu
+	case w.op == hwmodel.Unlock && l.holder == w.cpu:
+		for i := range l.waiters {
+			if h := &l.waiters[i]; h.op == hwmodel.Lock && h.spin && h.head >= 0 {
+				reader = h.cpu
+				break
+			}
+		}
+	}
+	if reader < 0 || line.Holds(int(reader)) {
+		return 0
+	}
+	cost, ps := rp.pr.Access(line, int(reader), hwmodel.Read)
+	if cost.Kind == hwmodel.Transfer {
+		l.st.Transfers[cost.Class]++
+	}
+	if reader != w.cpu {
+		return 0 // the spinner's read, during its own wait
+	}
+	return ps
 }
 
 // checkDone panics if requests wait with no event left to serve them.

@@ -423,11 +423,14 @@ func TestReplayNotices(t *testing.T) {
 // v6.6) on the owner at the queue's head and in osq_lock() behind it, and
 // perf charges those functions, not mutex_lock(): with SetLockSpin the
 // wait of a Lock that finds the lock held goes to the spin tags, the
-// transfer that takes the lock to the Lock's own; without, all of it is
-// the Lock's. TestReplayLockFIFO's schedule: CPU 0 holds the lock 1000
-// ns, CPU 2 asks at 100 (first waiter: on the owner), CPU 1 at 200
-// (behind CPU 2: queued, then on the owner, CPU 2, from the handover to
-// CPU 2).
+// transactions that take the lock to the Lock's own; without, all of it
+// is the Lock's. The head's reads of lock->owner are priced too
+// (spinnerRead): a release while it spins invalidates its copy, and the
+// spinner handed the lock reads the released owner before its cmpxchg
+// takes the line, two transactions where a free lock's Lock is one.
+// TestReplayLockFIFO's schedule: CPU 0 holds the lock 1000 ns, CPU 2 asks
+// at 100 (first waiter: on the owner), CPU 1 at 200 (behind CPU 2:
+// queued, then on the owner, CPU 2, from the handover to CPU 2).
 func TestReplayLockSpinTags(t *testing.T) {
 	const lock, onOwner, queued = 1, 2, 3
 	m := mustLoad(t, "epyc-9654-2s")
@@ -456,32 +459,40 @@ func TestReplayLockSpinTags(t *testing.T) {
 		rp.checkDone()
 		return sums
 	}
-	plainRun, spunRun := run(false), run(true)
-	byTag := func(r [3]map[int32]float64, c int) map[int32]float64 { return r[c] }
-	plain, spun := plainRun, spunRun
-	if cut := run(true, 150, 700, 1130, 1200); !reflect.DeepEqual(roundTags(cut), roundTags(spunRun)) {
-		t.Errorf("replayed in five calls: %v, in one: %v", cut, spunRun)
+	plain, spun := run(false), run(true)
+	if cut := run(true, 150, 700, 1130, 1200); !reflect.DeepEqual(roundTags(cut), roundTags(spun)) {
+		t.Errorf("replayed in five calls: %v, in one: %v", cut, spun)
 	}
+	// All three CPUs are on one CCX: every transaction is an LLC-class
+	// transfer or an invalidation of a copy there, x each.
 	x := m.Lat.Transfer[hwmodel.ClassLLC]
-	for _, c := range []int{0, 1, 2} {
-		p, s := byTag(plain, c), byTag(spun, c)
-		t.Logf("CPU %d: without %v, with %v", c, p, s)
-		if len(p) > 1 || !near(s[lock]+s[onOwner]+s[queued], p[lock]) {
-			t.Errorf("CPU %d: the stall moved: %v without the spin tags, %v with", c, p, s)
+	for c := range 3 {
+		t.Logf("CPU %d: without %v, with %v", c, plain[c], spun[c])
+		if len(plain[c]) > 1 {
+			t.Errorf("CPU %d: without spin tags the stall is not all the Lock's: %v", c, plain[c])
 		}
 	}
-	if s := byTag(spun, 0); s[onOwner]+s[queued] != 0 {
-		t.Errorf("CPU 0 found the lock free, yet spun: %v", s)
+	// Without spin tags: CPU 0's release (its store buffer takes it) at
+	// 1000 + the fill hands the lock to CPU 2 (one transfer), whose
+	// release at 100 ns hands it to CPU 1.
+	fill := m.Lat.MemLocal
+	if p := plain[1][lock]; !near(p, 1000+fill-200+x+100+x) {
+		t.Errorf("CPU 1 without spin tags: %.1f ns, want %.1f", p, 1000+fill-200+x+100+x)
 	}
-	if s := byTag(spun, 2); !near(s[lock], x) || s[onOwner] < 900 || s[queued] != 0 {
-		t.Errorf("CPU 2, the first waiter: %v, want ~%.0f ns on the owner and the %.1f ns transfer at the lock", s, 1000-100+m.Lat.MemLocal, x)
+	if s := spun[0]; s[onOwner]+s[queued] != 0 || !near(s[lock], plain[0][lock]) {
+		t.Errorf("CPU 0 found the lock free, yet spun or paid more: %v (without spin tags %v)", s, plain[0])
 	}
-	// CPU 2 is handed the lock when CPU 0's release (at 1000 + the
-	// fill) frees the line: CPU 1 is queued until then, then spins on
-	// CPU 2 through its transfer and 100 ns critical section.
-	handover := 1000 + m.Lat.MemLocal
-	if s := byTag(spun, 1); !near(s[lock], x) || !near(s[queued], handover-200) || !near(s[onOwner], x+100) {
-		t.Errorf("CPU 1, queued behind CPU 2: %v, want %.1f ns on the osq, %.1f on the owner and the %.1f ns transfer at the lock", s, handover-200, x+100, x)
+	// CPU 2 spins from 100 until CPU 0's release, which now invalidates
+	// its copy (x later), then reads the owner and takes the line (2x).
+	if s := spun[2]; !near(s[lock], 2*x) || !near(s[onOwner], 1000+fill+x-100) || s[queued] != 0 {
+		t.Errorf("CPU 2, the first waiter: %v, want %.1f ns on the owner and %.1f (read, then cmpxchg) at the lock", s, 1000+fill+x-100, 2*x)
+	}
+	// CPU 1 is queued until that handover, then spins on CPU 2 through
+	// its two transactions, its 100 ns critical section and its release
+	// (which invalidates CPU 1's copy), then takes the lock in two.
+	handover := 1000 + fill + x
+	if s := spun[1]; !near(s[lock], 2*x) || !near(s[queued], handover-200) || !near(s[onOwner], 2*x+100+x) {
+		t.Errorf("CPU 1, queued behind CPU 2: %v, want %.1f ns on the osq, %.1f on the owner and %.1f at the lock", s, handover-200, 3*x+100, 2*x)
 	}
 }
 
