@@ -78,9 +78,10 @@ func TestSpinLockWeaveFIFO(t *testing.T) {
 	lk.Lock(b, 1100, weave.NoSite) // physically free again; modeled, it waits
 	lk.Unlock(b, 1200, weave.NoSite)
 	res := s.Weave([]*weave.Log{a, b})
-	// b asks at 1100 and gets the lock when a releases at 2000, plus the
-	// same-LLC transfer.
-	if want := 900 + m.Lat.Transfer[hwmodel.ClassLLC]; !nearNS(res.ExactNS[1], want) {
+	// b asks at 1100 and spins reading the lock word: a's release at
+	// 2000 invalidates its copy, then b reads the word and takes it
+	// (weave.Replayer.spinnerRead), three same-LLC transactions.
+	if want := 900 + 3*m.Lat.Transfer[hwmodel.ClassLLC]; !nearNS(res.ExactNS[1], want) {
 		t.Errorf("waiter stall %.3f, want %.3f", res.ExactNS[1], want)
 	}
 	if res.ExactNS[0] != 0 {

@@ -237,7 +237,7 @@ func (rp *Replayer) act(c int, now int64) {
 			spin = rp.spinTag(p.tag, l)
 		}
 		wt := waiter{cpu: int32(c), rate: rp.rate[rp.pr.HomeRemote(c, int(l.home))], arrive: now, op: p.op, notify: p.notify, tag: p.tag, out: -1,
-			spin: spin >= 0, head: -1, lvl: p.lvl}
+			spin: spin >= 0, head: -1, lvl: p.lvl, held: p.op == hwmodel.Lock && l.holder != -1}
 		if spin >= 0 && spin == rp.spin[p.tag].onOwner {
 			wt.head = now // the first waiter: it spins on the owner at once
 		}

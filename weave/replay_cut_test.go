@@ -209,12 +209,13 @@ func TestReplayLockAcrossBarrier(t *testing.T) {
 		stall1 = float64(x.StallPS) / 1000
 		break
 	}
-	// CPU 0 releases at 1500 plus its lock's stall; CPU 1 then takes the
-	// line over from CPU 0.
+	// CPU 0 releases at 1500 plus its lock's stall, invalidating CPU 1's
+	// spinning copy; CPU 1 then reads the line from CPU 0 and takes it
+	// (spinnerRead).
 	release := 1500 + (lockAt - 990)
-	want := release - 1100 + m.TransferNS(1, 0, 0)
+	want := release - 1100 + 3*m.TransferNS(1, 0, 0)
 	if !near(stall1, want) {
-		t.Errorf("CPU 1's lock stalls %.1f ns, want %.1f (the release at %.1f, then the transfer)", stall1, want, release)
+		t.Errorf("CPU 1's lock stalls %.1f ns, want %.1f (the release at %.1f, then three transactions)", stall1, want, release)
 	}
 	if res.Lines[0].LockWaits != 1 {
 		t.Errorf("lock waits %d, want 1", res.Lines[0].LockWaits)

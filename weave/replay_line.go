@@ -65,6 +65,9 @@ type waiter struct {
 	// waiting (ps), -1 while another is ahead of it.
 	spin bool
 	head int64
+	// held: a Lock that found the lock held, whose CPU spins reading
+	// the lock's line until it is handed over (spinnerRead).
+	held bool
 	// store: a buffered store (replay_store.go), out its sbEntry id.
 	store bool
 	lvl   uint8 // pend.lvl
@@ -389,41 +392,53 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 	}
 }
 
-// spinnerRead is what the optimistic spinner of a sleeping lock's line
-// (a Lock with spin tags: kernel/locking/mutex.c v6.6) reads of it, which
-// the streams do not log. The queue's head spins on the owner
-// (mutex_spin_on_owner() and __mutex_trylock_or_owner() read
-// lock->owner), so it holds a copy of the line while it waits:
+// spinnerRead is what a lock's spinning waiter reads of its line, which
+// the streams do not log. A waiter spins reading the lock word until it
+// sees it released: qspinlock's pending waiter and the head of its MCS
+// queue read lock->val (kernel/locking/qspinlock.c v6.6:
+// queued_spin_lock_slowpath()'s atomic_cond_read_acquire()), a mutex's
+// optimistic spinner reads lock->owner (kernel/locking/mutex.c v6.6:
+// mutex_spin_on_owner(), __mutex_trylock_or_owner()); the waiters behind
+// the head spin on their own MCS node. So the head holds a copy of the
+// line while it waits:
 //
-//   - the holder's release (__mutex_unlock_fast()'s cmpxchg of owner)
-//     finds the line Shared and invalidates the spinner's copy, instead of
-//     hitting a line it owns;
-//   - the spinner handed the lock first reads the released owner (a
-//     transfer from the releaser), then takes it with its cmpxchg (an
+//   - the holder's release (queued_spin_unlock()'s store of the locked
+//     byte, __mutex_unlock_fast()'s cmpxchg of owner) finds the line
+//     Shared and invalidates the head's copy, instead of hitting a line
+//     it owns;
+//   - the head, handed the lock, first reads the released word (a
+//     transfer from the releaser), then takes it with its atomic (an
 //     upgrade that invalidates the releaser's copy): two transactions
 //     where a Lock of a free line is one. This returns the read's price
 //     (ps), which serveWaiter adds to the Lock's.
 //
 // Simplified: only the release is priced as a store to a line the head
-// shares (the holder's other stores to it, the wait queues' spinlocks of
-// a pipe's new buffer, are back to back, faster than the spinner's
-// re-read); the arrivals' own RMWs of the line (the fast path's failed
-// cmpxchg, osq_lock()'s xchg of lock->osq.tail) and osq_unlock()'s store
-// to the next spinner's node are not priced; the spinner's reads move
-// the line's state and count as its transfers, not as accesses.
+// shares (the holder's other stores to it, a pipe's wait-queue spinlocks
+// on its mutex's line, come back to back, faster than the spinner's
+// re-read); the waiters' own RMWs of the line as they arrive (a failed
+// fast-path cmpxchg, the pending bit, osq_lock()'s or the MCS tail's
+// xchg) and the MCS handover's store to the next waiter's node are not
+// priced; the spinner's reads move the line's state and count as its
+// transfers, not as accesses.
 func (rp *Replayer) spinnerRead(li int, w waiter) int64 {
 	l := &rp.ls[li]
 	line := rp.lines[li]
 	reader := int32(-1)
 	switch {
-	case w.op == hwmodel.Lock && w.spin:
+	case w.op == hwmodel.Lock && w.held:
 		reader = w.cpu
 	case w.op == hwmodel.Unlock && l.holder == w.cpu:
+		// The queue's head: the earliest Lock waiting (serve hands
+		// the lock over in that order).
 		for i := range l.waiters {
-			if h := &l.waiters[i]; h.op == hwmodel.Lock && h.spin && h.head >= 0 {
-				reader = h.cpu
-				break
+			h := &l.waiters[i]
+			if h.op == hwmodel.Lock && h.held && (reader < 0 || h.arrive < l.waiters[reader].arrive ||
+				h.arrive == l.waiters[reader].arrive && h.cpu < l.waiters[reader].cpu) {
+				reader = int32(i)
 			}
+		}
+		if reader >= 0 {
+			reader = l.waiters[reader].cpu
 		}
 	}
 	if reader < 0 || line.Holds(int(reader)) {
