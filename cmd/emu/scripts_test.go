@@ -35,29 +35,11 @@ func TestFuzzScripts(t *testing.T) {
 	listed := strings.Fields(string(m[1]))
 	var found []string
 	re := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	testFiles(t, root, func(pkg string, src []byte) {
+		for _, f := range re.FindAllSubmatch(src, -1) {
+			found = append(found, string(f[1])+":"+pkg)
 		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
-			return filepath.SkipDir
-		}
-		if !strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(p))
-		for _, f := range re.FindAllSubmatch(b, -1) {
-			found = append(found, string(f[1])+":./"+filepath.ToSlash(rel)+"/")
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.Sort(found)
 	slices.Sort(listed)
 	if !slices.Equal(found, listed) {
@@ -83,7 +65,25 @@ func TestNoRacePass(t *testing.T) {
 	pkgs := strings.Fields(string(pass[2]))
 	re := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\) \{\n\tskipUnderRace\(t\)`)
 	n := 0
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	testFiles(t, root, func(pkg string, src []byte) {
+		for _, f := range re.FindAllSubmatch(src, -1) {
+			n++
+			if name := string(f[1]); !slices.Contains(names, name) || !slices.Contains(pkgs, pkg) {
+				t.Errorf("%s (%s) skips under -race but scripts/test's no-race pass (%s on %s) does not run it", name, pkg, pass[1], pass[2])
+			}
+		}
+	})
+	if n == 0 {
+		t.Error("no test calls skipUnderRace: the pattern no longer matches")
+	}
+}
+
+// testFiles calls fn with each _test.go file's contents under root (the
+// repository), and its package as go test names it ("./emu/"), skipping
+// hidden directories.
+func testFiles(t *testing.T, root string, fn func(pkg string, src []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -98,19 +98,10 @@ func TestNoRacePass(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
-		pkg := "./" + filepath.ToSlash(rel) + "/"
-		for _, f := range re.FindAllSubmatch(b, -1) {
-			n++
-			if name := string(f[1]); !slices.Contains(names, name) || !slices.Contains(pkgs, pkg) {
-				t.Errorf("%s (%s) skips under -race but scripts/test's no-race pass (%s on %s) does not run it", name, pkg, pass[1], pass[2])
-			}
-		}
+		fn("./"+filepath.ToSlash(rel)+"/", b)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Error("no test calls skipUnderRace: the pattern no longer matches")
 	}
 }
