@@ -213,13 +213,7 @@ func (rp *Replayer) serve(li int, now int64) {
 		if l.waiters[pick].op == hwmodel.Lock {
 			// A lock is handed over in its queue's order (the
 			// qspinlock's MCS queue): the earliest locker.
-			for i := range l.waiters {
-				w := &l.waiters[i]
-				p := &l.waiters[pick]
-				if w.op == hwmodel.Lock && (w.arrive < p.arrive || w.arrive == p.arrive && w.cpu < p.cpu) {
-					pick = i
-				}
-			}
+			pick = l.earliestLock(false)
 		}
 	}
 	w := l.waiters[pick]
@@ -243,7 +237,7 @@ func (rp *Replayer) nextHead(li int, now int64) {
 	h := -1
 	for i := range l.waiters {
 		w := &l.waiters[i]
-		if w.op == hwmodel.Lock && (h < 0 || w.arrive < l.waiters[h].arrive || w.arrive == l.waiters[h].arrive && w.cpu < l.waiters[h].cpu) {
+		if w.op == hwmodel.Lock && (h < 0 || lockBefore(w, &l.waiters[h])) {
 			h = i
 		}
 	}
@@ -255,6 +249,25 @@ func (rp *Replayer) nextHead(li int, now int64) {
 	if cpu := &rp.cpus[w.cpu]; cpu.waiting && cpu.blockedOn == -1 && int(cpu.waitLine) == li {
 		cpu.headAt, cpu.queuedTag, cpu.waitTag = now, cpu.waitTag, rp.spin[w.tag].onOwner
 	}
+}
+
+// lockBefore reports whether Lock a is ahead of Lock b in the lock's
+// queue: the earlier arrival, then the lower CPU.
+func lockBefore(a, b *waiter) bool {
+	return a.arrive < b.arrive || a.arrive == b.arrive && a.cpu < b.cpu
+}
+
+// earliestLock is the index of the first Lock in the line's queue
+// (lockBefore), of those that found the lock held if heldOnly, or -1 if
+// none waits.
+func (l *replayLine) earliestLock(heldOnly bool) int {
+	h := -1
+	for i := range l.waiters {
+		if w := &l.waiters[i]; w.op == hwmodel.Lock && (w.held || !heldOnly) && (h < 0 || lockBefore(w, &l.waiters[h])) {
+			h = i
+		}
+	}
+	return h
 }
 
 // keeperDue reports whether line li, free at now, should wait for its
@@ -418,8 +431,11 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 // re-read); the waiters' own RMWs of the line as they arrive (a failed
 // fast-path cmpxchg, the pending bit, osq_lock()'s or the MCS tail's
 // xchg) and the MCS handover's store to the next waiter's node are not
-// priced; the spinner's reads move the line's state and count as its
-// transfers, not as accesses.
+// priced; a Lock that came while the lock was free and queued behind the
+// line's transaction, then saw another take it, spins unpriced (held is
+// set on arrival only: marking the queue in nextHead moved hikey-8's
+// hackbench goldens); the spinner's reads move the line's state and count
+// as its transfers, not as accesses.
 func (rp *Replayer) spinnerRead(li int, w waiter) int64 {
 	l := &rp.ls[li]
 	line := rp.lines[li]
@@ -428,17 +444,9 @@ func (rp *Replayer) spinnerRead(li int, w waiter) int64 {
 	case w.op == hwmodel.Lock && w.held:
 		reader = w.cpu
 	case w.op == hwmodel.Unlock && l.holder == w.cpu:
-		// The queue's head: the earliest Lock waiting (serve hands
-		// the lock over in that order).
-		for i := range l.waiters {
-			h := &l.waiters[i]
-			if h.op == hwmodel.Lock && h.held && (reader < 0 || h.arrive < l.waiters[reader].arrive ||
-				h.arrive == l.waiters[reader].arrive && h.cpu < l.waiters[reader].cpu) {
-				reader = int32(i)
-			}
-		}
-		if reader >= 0 {
-			reader = l.waiters[reader].cpu
+		// The queue's head (serve hands the lock over in that order).
+		if h := l.earliestLock(true); h >= 0 {
+			reader = l.waiters[h].cpu
 		}
 	}
 	if reader < 0 || line.Holds(int(reader)) {
