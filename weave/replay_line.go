@@ -237,7 +237,15 @@ func (rp *Replayer) nextHead(li int, now int64) {
 	h := -1
 	for i := range l.waiters {
 		w := &l.waiters[i]
-		if w.op == hwmodel.Lock && (h < 0 || lockBefore(w, &l.waiters[h])) {
+		if w.op != hwmodel.Lock {
+			continue
+		}
+		// A Lock that queued while the lock was free (behind the
+		// line's transaction) finds it taken now: its fast path's
+		// cmpxchg fails and it spins reading the lock word from here
+		// on (spinnerRead).
+		w.held = true
+		if h < 0 || lockBefore(w, &l.waiters[h]) {
 			h = i
 		}
 	}
@@ -431,11 +439,10 @@ func (rp *Replayer) serveWaiter(li int, w waiter, now int64) {
 // re-read); the waiters' own RMWs of the line as they arrive (a failed
 // fast-path cmpxchg, the pending bit, osq_lock()'s or the MCS tail's
 // xchg) and the MCS handover's store to the next waiter's node are not
-// priced; a Lock that came while the lock was free and queued behind the
-// line's transaction, then saw another take it, spins unpriced (held is
-// set on arrival only: marking the queue in nextHead moved hikey-8's
-// hackbench goldens); the spinner's reads move the line's state and count
-// as its transfers, not as accesses.
+// priced; the spinner's reads move the line's state and count as its
+// transfers, not as accesses. A Lock is held (spins) from its arrival if
+// the lock was taken then, or else from the handover that another Lock
+// took ahead of it (nextHead).
 func (rp *Replayer) spinnerRead(li int, w waiter) int64 {
 	l := &rp.ls[li]
 	line := rp.lines[li]

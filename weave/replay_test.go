@@ -129,6 +129,41 @@ func TestReplayLockFIFO(t *testing.T) {
 	}
 }
 
+// TestReplayLockQueuedWhileFree: a Lock that arrives while the lock is
+// free but its line is busy (another CPU's store) queues behind the
+// line's transaction with no reason to spin yet; when another Lock takes
+// the lock first, its fast path's cmpxchg would fail, so from then on it
+// spins reading the lock word (kernel/locking/qspinlock.c v6.6:
+// queued_spin_lock_slowpath(); mutex.c v6.6: mutex_spin_on_owner()), as a
+// Lock that found the lock held does (nextHead marks it): the holder's
+// release invalidates its copy and its handover is three transactions,
+// as in TestReplayLockFIFO, not one.
+func TestReplayLockQueuedWhileFree(t *testing.T) {
+	m := mustLoad(t, "epyc-9654-2s")
+	line := m.NewLine(0)
+	streams := make([][]Req, m.NumCPUs())
+	// CPU 3 stores to the line at 0 (a fill from DRAM keeps it busy);
+	// CPUs 2 and 1 ask for the lock, free, at 10 and 20 and hold it
+	// for 100 ns each.
+	streams[3] = []Req{{T: 0, Op: hwmodel.Write}}
+	streams[2] = []Req{{T: 10, Op: hwmodel.Lock}, {T: 110, Op: hwmodel.Unlock}}
+	streams[1] = []Req{{T: 20, Op: hwmodel.Lock}, {T: 120, Op: hwmodel.Unlock}}
+	res := Replay(m, []*hwmodel.Line{line}, streams)
+	x := m.Lat.Transfer[hwmodel.ClassLLC]
+	// CPU 2 (asked first) takes the line from CPU 3 when the fill ends.
+	got2 := 10 + res.Stall[2][0]
+	if !near(got2, m.Lat.MemLocal+x) {
+		t.Errorf("CPU 2 holds the lock at %v, want %v (the fill, then a transfer)", got2, m.Lat.MemLocal+x)
+	}
+	// CPU 1 spun on the lock from CPU 2's take: CPU 2's release
+	// invalidates its copy, it reads the released word and takes it.
+	rel2 := got2 + 100
+	got1 := 20 + res.Stall[1][0]
+	if !near(got1, rel2+3*x) {
+		t.Errorf("CPU 1 holds the lock at %v, want %v (three transactions after CPU 2's release at %v)", got1, rel2+3*x, rel2)
+	}
+}
+
 // TestReplayDeterministic: the same input gives the same output.
 func TestReplayDeterministic(t *testing.T) {
 	m := mustLoad(t, "epyc-9654-2s")
