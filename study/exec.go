@@ -146,6 +146,10 @@ type Outcome struct {
 	// NodeShares[n] the same over NUMA node n's CPUs (nil on one node).
 	Shares     map[string]float64
 	NodeShares []map[string]float64
+	// NodeIdle[n] is the idle loop's share of NUMA node n's CPUs' time
+	// (emu.IdleLoopSymbols), in % (nil on one node): where a machine-wide
+	// idle share comes from, such as a socket the tasks have not reached.
+	NodeIdle []float64
 	// Self are every symbol's shares of all time, idle included (lkp's
 	// perf-profile.self.cycles-pp.*), in %.
 	Self map[string]float64
@@ -261,6 +265,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 		}
 	}
 	var nodeShares []map[string]float64
+	var nodeIdle []float64
 	if nodes := s.Machine().Nodes; len(nodes) > 1 {
 		for n, cpus := range nodes {
 			p := s.Profile(cpus)
@@ -268,6 +273,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 				p = win.Profile(n)
 			}
 			nodeShares = append(nodeShares, busyShares(p))
+			nodeIdle = append(nodeIdle, idlePercent(p))
 		}
 	}
 	if len(prof) > 40 {
@@ -289,7 +295,7 @@ func Summarize(r Run, seed uint64, res *bench.Result) *Outcome {
 	}
 	o := &Outcome{TgLine: tg, Run: r, Seed: seed, CPUs: len(s.Machine().CPUs), Complete: res.Complete, Interrupted: res.Interrupted,
 		Failure: res.Failure, Metrics: res.Workload.Metrics(s), LKP: lkp,
-		Counters: counters, Profile: prof, Shares: shares, NodeShares: nodeShares, Report: report.String(),
+		Counters: counters, Profile: prof, Shares: shares, NodeShares: nodeShares, NodeIdle: nodeIdle, Report: report.String(),
 		Sched: s.Tunables().Values(s.Features()), Self: self, VolSwitches: vol, InvolSwitches: invol}
 	if h, ok := res.Workload.(bench.Histogrammer); ok {
 		o.Histograms = h.Histograms(s)
@@ -344,6 +350,18 @@ func busyShares(prof []emu.ProfileEntry) map[string]float64 {
 		}
 	}
 	return shares
+}
+
+// idlePercent is the idle loop's share of a profile's time, in %.
+func idlePercent(prof []emu.ProfileEntry) float64 {
+	var all, idle int64
+	for _, p := range prof {
+		all += p.NS
+		if slices.Contains(emu.IdleLoopSymbols(), p.Symbol) {
+			idle += p.NS
+		}
+	}
+	return 100 * float64(idle) / float64(max(all, 1))
 }
 
 // Params are the workload flags a command line sets, name to value as

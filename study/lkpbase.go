@@ -347,6 +347,8 @@ var lkpBase = &Study{
 		rusageNotes("hb-icl-threads-socket", 128, 30000, 283113, 3.87e6, 5.76e8, 2.69e8),
 		driftNotes("hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket", "hb-icl-threads-pipe",
 			"hb-icl-process-socket", "hb-icl-threads-socket"),
+		nodeIdleNotes("nanosleep-spr", "hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket",
+			"hb-icl-threads-pipe", "hb-icl-process-socket", "hb-icl-threads-socket"),
 	),
 	Headline: &Headline{Row: "nanosleep-spr", Metric: 0, Pub: "462089"},
 	Rollup:   true,
@@ -374,6 +376,34 @@ func driftNotes(rows ...string) []Note {
 		}
 	}
 	return ns
+}
+
+// nodeIdleNotes are the idle loop's share of each NUMA node's CPUs'
+// time (Outcome.NodeIdle) for rows on two-node machines: a machine-wide
+// idle share or CPUs utilized split by socket. A window that a socket
+// sits out (hb-epyc-threads-pipe: clone() places the threads on the
+// parent's node, fork balancing stops below a NUMA level at distance 32,
+// and socket 1 gets tasks only from the NUMA level's idle balance, every
+// 384-768 ms, and the newidle pulls that follow) is a transient that
+// lkp's minute-long averages do not have.
+func nodeIdleNotes(rows ...string) []Note {
+	var ns []Note
+	for _, row := range rows {
+		for n := range 2 {
+			ns = append(ns, Note{Row: row, Metric: nodeIdleShare(n), Pub: "lkp: machine-wide only"})
+		}
+	}
+	return ns
+}
+
+// nodeIdleShare is Outcome.NodeIdle[n].
+func nodeIdleShare(n int) Metric {
+	return Metric{Name: fmt.Sprintf("idle, node %d CPUs", n), Format: "%.1f", Unit: "%", Fn: func(o *Outcome) float64 {
+		if n >= len(o.NodeIdle) {
+			return 0
+		}
+		return o.NodeIdle[n]
+	}}
 }
 
 // lkpSteady is the drift notes' published column.

@@ -1,6 +1,9 @@
 package study
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestIdleCountsTheIdleLoop: lkp-base's "idle" and perf stat's "CPUs
 // utilized" take the whole idle loop, do_idle() and the idle driver's exit
@@ -134,5 +137,53 @@ func TestWindowDrift(t *testing.T) {
 	}
 	if o.Drift != nil {
 		t.Errorf("a window to the first exit has a drift: %v", o.Drift)
+	}
+}
+
+// TestNodeIdleSplitsIdle: the idle notes' per-node idle shares
+// (Outcome.NodeIdle) split the machine-wide idle share by NUMA node: on
+// xeon-e5-2x10 (two nodes of 20 CPUs) their mean is lkp-base's idle, with
+// a window and without, each within [0, 100]; a one-node machine has none.
+// A lone pipe pair leaves most of both nodes idle.
+func TestNodeIdleSplitsIdle(t *testing.T) {
+	for _, run := range []Run{
+		{Topo: "xeon-e5-2x10", Features: "v6.6-eevdf", Workload: "pipe", Args: []string{"-l", "2000"}},
+		{Topo: "xeon-e5-2x10", Features: "v6.6-eevdf", Workload: "hackbench",
+			Args: []string{"-g", "2", "-f", "5", "-l", "100000", "-s", "100"}, WindowFrom: 0.001, WindowTo: 0.003},
+	} {
+		o, err := Execute(run, 1, Engine{Driver: "serial"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.NodeIdle) != 2 {
+			t.Fatalf("%s: NodeIdle %v, want two nodes", run.Workload, o.NodeIdle)
+		}
+		for n, v := range o.NodeIdle {
+			if v < 0 || v > 100 {
+				t.Errorf("%s: node %d idle %v%%", run.Workload, n, v)
+			}
+			if got := nodeIdleShare(n).value(o); got != v {
+				t.Errorf("%s: node %d's note reads %v, want %v", run.Workload, n, got, v)
+			}
+		}
+		mean, all := (o.NodeIdle[0]+o.NodeIdle[1])/2, idleShare(o)
+		if math.Abs(mean-all) > 1e-3 { // Self is perf's rounded percent
+			t.Errorf("%s: nodes' idle %v, mean %v, want the machine's %v", run.Workload, o.NodeIdle, mean, all)
+		}
+		if run.Workload == "pipe" && all < 80 {
+			t.Errorf("pipe pair on 40 CPUs: idle %v%%, want most of the machine", all)
+		}
+	}
+	o, err := Execute(Run{Topo: "hikey-8", Features: "v6.6-eevdf", Workload: "pipe", Args: []string{"-l", "200"}}, 1, Engine{Driver: "serial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.NodeIdle != nil {
+		t.Errorf("one-node hikey-8: NodeIdle %v, want nil", o.NodeIdle)
+	}
+	for _, n := range nodeIdleNotes("r") {
+		if _, ok := pubValue(n.Pub); ok {
+			t.Errorf("%q reads as a published figure (a pair)", n.Pub)
+		}
 	}
 }
