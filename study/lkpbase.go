@@ -308,7 +308,16 @@ var lkpBase = &Study{
 			}},
 		{Label: "hb-epyc-threads-pipe", Topo: "epyc-9654-2s", Features: "v6.5-cfs", Workload: "hackbench",
 			// The l2-ttwu-epyc load, measured with perf stat: run where
-			// that study runs it (a login session's cgroup).
+			// that study runs it (a login session's cgroup). Its window
+			// is in a transient that the 49 s perf stat average is not:
+			// clone() keeps the threads on the parent's socket (no
+			// SD_BALANCE_FORK at a NUMA distance of 32), and socket 1
+			// takes tasks only when the NUMA level's idle balance (every
+			// 384 ms at least) moves cache-hot ones, after cache_nice_tries
+			// failures. Stop 61, seed 1, -interval 50ms: 177-181 CPUs
+			// utilized (socket 1 idle) from 0 to 1.1 s, 193 at 1.10-1.15 s,
+			// 207 at 1.15-1.20 s; perf stat's average is 253. The idle,
+			// node N notes show it.
 			Args:   []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "480000", "-s", "100", "-cgroup", "user.slice/user-1000.slice/session-1.scope"},
 			Length: lkpHackbenchLen,
 			Metrics: []Metric{
