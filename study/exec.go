@@ -355,9 +355,10 @@ func busyShares(prof []emu.ProfileEntry) map[string]float64 {
 // idlePercent is the idle loop's share of a profile's time, in %.
 func idlePercent(prof []emu.ProfileEntry) float64 {
 	var all, idle int64
+	syms := emu.IdleLoopSymbols()
 	for _, p := range prof {
 		all += p.NS
-		if slices.Contains(emu.IdleLoopSymbols(), p.Symbol) {
+		if slices.Contains(syms, p.Symbol) {
 			idle += p.NS
 		}
 	}

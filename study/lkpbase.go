@@ -390,11 +390,8 @@ func driftNotes(rows ...string) []Note {
 // nodeIdleNotes are the idle loop's share of each NUMA node's CPUs'
 // time (Outcome.NodeIdle) for rows on two-node machines: a machine-wide
 // idle share or CPUs utilized split by socket. A window that a socket
-// sits out (hb-epyc-threads-pipe: clone() places the threads on the
-// parent's node, fork balancing stops below a NUMA level at distance 32,
-// and socket 1 gets tasks only from the NUMA level's idle balance, every
-// 384-768 ms, and the newidle pulls that follow) is a transient that
-// lkp's minute-long averages do not have.
+// sits out (hb-epyc-threads-pipe: see its row) is a transient that lkp's
+// minute-long averages do not have.
 func nodeIdleNotes(rows ...string) []Note {
 	var ns []Note
 	for _, row := range rows {

@@ -234,21 +234,16 @@ func (rp *Replayer) serve(li int, now int64) {
 // the osq). Its CPU's reports of the wait move to that tag.
 func (rp *Replayer) nextHead(li int, now int64) {
 	l := &rp.ls[li]
-	h := -1
 	for i := range l.waiters {
-		w := &l.waiters[i]
-		if w.op != hwmodel.Lock {
-			continue
-		}
 		// A Lock that queued while the lock was free (behind the
 		// line's transaction) finds it taken now: its fast path's
 		// cmpxchg fails and it spins reading the lock word from here
 		// on (spinnerRead).
-		w.held = true
-		if h < 0 || lockBefore(w, &l.waiters[h]) {
-			h = i
+		if w := &l.waiters[i]; w.op == hwmodel.Lock {
+			w.held = true
 		}
 	}
+	h := l.earliestLock(false)
 	if h < 0 || !l.waiters[h].spin || l.waiters[h].head >= 0 {
 		return
 	}
