@@ -82,13 +82,14 @@ var unixCosts = Const{Paths: []string{"costs_cycles.unix_send", "costs_cycles.un
 var Families = []*Family{
 	{Name: "spr", Presets: []string{"spr-2s", "spr-1s"},
 		Rows: []FitRow{
-			{"tgload-udprr", "100%"}, {"tgload-udprr", "75%"},
-			{"tgload-hackbench", "g8"}, {"tgload-hackbench", "g16"},
+			{"tgload-udprr", "100%"}, {"tgload-udprr", "75%"}, {"tgload-udprr", "50%"}, {"tgload-udprr", "25%"},
+			{"tgload-hackbench", "g8"}, {"tgload-hackbench", "g16"}, {"tgload-hackbench", "g1"}, {"tgload-hackbench", "g4"},
 			{"tgload-profile", "100%"},
 			{"lkp-base", "nanosleep-spr"}, {"lkp-base", "hb-spr-process-socket"},
 		},
-		// Two, not three: one candidate runs seven rows (about 100 s of
-		// host time at -quick on a loaded 2-core VM).
+		// Two, not three: one candidate runs eleven rows (the seven
+		// besides the within-noise four took about 100 s of host time at
+		// -quick on a loaded 2-core VM; the four add about 10 s).
 		Consts: []Const{smtYield, pipeCosts}},
 	{Name: "icl", Presets: []string{"icl-2s"},
 		Rows: []FitRow{

@@ -105,7 +105,7 @@ func (r *Runner) pairs(st *Study, rows []*Row, cells map[string][]cell) []Pair {
 					}
 				}
 				last := len(row.Pub) - 1
-				if last > 0 && last < len(means) && row.Pub[0] != 0 && row.Pub[last] != 0 && !st.Ratio {
+				if last > 0 && last < len(means) && row.Pub[0] != 0 && row.Pub[last] != 0 && !st.Ratio && !row.Noise {
 					pc := change(row.Pub[0], row.Pub[last], false)
 					add(m.Name+" change ["+st.Settings[last].Label+"]", change(means[0], means[last], false), pc, pc, "%+.1f", "%")
 				}

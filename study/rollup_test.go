@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,32 @@ func TestRollup(t *testing.T) {
 	var n, m int
 	if _, err := fmt.Sscanf(last, "calibration rows within x1.5: %d/%d", &n, &m); err != nil || m != want || n > m {
 		t.Errorf("last line %q, want the count of %d pairs", last, want)
+	}
+}
+
+// A row the publication reports as within noise (Noise) runs without
+// -all, and its published figures are pairs; the change between its
+// settings is not, where a row with a published change has one.
+func TestNoiseRowsPairs(t *testing.T) {
+	r := &Runner{Out: io.Discard, Quick: true, Seed: 1, exec: (&fakeExec{}).exec}
+	hb, _ := Lookup("tgload-hackbench")
+	sum, err := r.Reproduce(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, p := range sum.Pairs {
+		got[p.Row] = append(got[p.Row], p.Metric)
+	}
+	for row, want := range map[string][]string{
+		"g8":  {"hackbench.throughput [base]", "hackbench.throughput [+TG_LOAD_RATELIMIT]", "hackbench.throughput change [+TG_LOAD_RATELIMIT]"},
+		"g16": {"hackbench.throughput [base]", "hackbench.throughput [+TG_LOAD_RATELIMIT]", "hackbench.throughput change [+TG_LOAD_RATELIMIT]"},
+		"g1":  {"hackbench.throughput [base]", "hackbench.throughput [+TG_LOAD_RATELIMIT]"},
+		"g4":  {"hackbench.throughput [base]", "hackbench.throughput [+TG_LOAD_RATELIMIT]"},
+	} {
+		if !slices.Equal(got[row], want) {
+			t.Errorf("%s: pairs %q, want %q", row, got[row], want)
+		}
 	}
 }
 

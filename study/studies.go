@@ -114,10 +114,10 @@ func tgNodeShare(n int) Metric {
 		}}
 }
 
-func udprrRow(pct int, extra bool, pub ...float64) Row {
+func udprrRow(pct int, noise bool, pub ...float64) Row {
 	return Row{Label: fmt.Sprintf("%d%%", pct), Topo: "spr-2s", Workload: "netperf",
 		Args:   []string{"-t", "UDP_RR", "-nr", fmt.Sprintf("%d%%", pct), "-l", "{L}", "-cgroup", "docker"},
-		Length: netperfLen, Extra: extra, Pub: pub, Metrics: []Metric{tpsPerClient}}
+		Length: netperfLen, Noise: noise, Pub: pub, Metrics: []Metric{tpsPerClient}}
 }
 
 // hackbenchRow is lkp's hackbench -g g on spr-2s (lkp-tests
@@ -126,10 +126,10 @@ func udprrRow(pct int, extra bool, pub ...float64) Row {
 // at the window's end; on icl-2s, tgload-icl, the loops stay spr-2s's,
 // which only sets when a run that long would end). Before stop 50 the
 // rows ran 600 loops to their end.
-func hackbenchRow(g int, extra bool, pub ...float64) Row {
+func hackbenchRow(g int, noise bool, pub ...float64) Row {
 	return Row{Label: fmt.Sprintf("g%d", g), Topo: "spr-2s", Workload: "hackbench",
 		Args:   []string{"-g", fmt.Sprint(g), "-f", "20", "--threads", "--pipe", "-l", fmt.Sprint(30000 * 224 / g), "-s", "100", "-cgroup", "docker"},
-		Length: lkpHackbenchLen, Extra: extra, Pub: pub, Metrics: []Metric{hbThroughput}}
+		Length: lkpHackbenchLen, Noise: noise, Pub: pub, Metrics: []Metric{hbThroughput}}
 }
 
 func sysbenchRow(pct int) Row {

@@ -76,9 +76,15 @@ type Row struct {
 	// length (Length).
 	Args   []string
 	Length Length
-	// Extra rows run only with -all (the publication reports them as
-	// within noise, or they are a second machine).
+	// Extra rows run only with -all: more points of a range the
+	// publication states once (uclamp-pipe's 256- and 4096-byte streams),
+	// or rows the model cannot tell apart (sis-util-spr1s's TCP_RR).
 	Extra bool
+	// Noise: the publication gives this row's figures but reports its
+	// settings as within noise of each other (tgload's g1 and g4, UDP_RR
+	// at 25% and 50%). Its figures are calibration pairs; the change
+	// between its settings is not (noise is not a figure to meet).
+	Noise bool
 	// Pub are the published values of the first metric per setting
 	// (0: not given). PubChange is a published change given only as text.
 	Pub       []float64

@@ -51,7 +51,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&e.epoch, "epoch", 0, "epoch length (0: the exact lookahead)")
 	fs.Float64Var(&r.L, "l", 0, "virtual seconds of every duration-bound run (netperf -l, sysbench --time); 0: the study's length")
 	fs.BoolVar(&r.Quick, "quick", false, "the shortest meaningful scale (CI, smoke tests)")
-	fs.BoolVar(&r.All, "all", false, "also run the settings the publication reports as within noise")
+	fs.BoolVar(&r.All, "all", false, "also run the extra rows: more points of a range the publication states once, rows the model cannot tell apart")
 	fs.BoolVar(&steady, "steady", true, "calibration studies: also run the headline at half length (the steady-state line)")
 	fs.StringVar(&r.Perf, "perf", "perf", "the perf binary host-pipe runs (skipped when not found)")
 	fs.StringVar(&e.calib, "calib", "", "calibration FILE for the host preset (host-pipe, uclamp-pipe)")

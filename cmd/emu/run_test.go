@@ -300,8 +300,9 @@ func TestReproduceJobsSameBytes(t *testing.T) {
 	if outs[0] != outs[1] {
 		t.Errorf("-j 3 printed\n%s\n-j 1\n%s", outs[1], outs[0])
 	}
-	if runs[0] != runs[1] || strings.Count(runs[0], "emu reproduce:") != 6 {
-		t.Errorf("-j 3 reported\n%s\n-j 1 (6 runs)\n%s", runs[1], runs[0])
+	// Four rows of two settings, and the steady-state line's half-length pair.
+	if runs[0] != runs[1] || strings.Count(runs[0], "emu reproduce:") != 10 {
+		t.Errorf("-j 3 reported\n%s\n-j 1 (10 runs)\n%s", runs[1], runs[0])
 	}
 }
 
