@@ -52,54 +52,75 @@ const (
 type Line struct {
 	// Home is the NUMA node whose memory backs the line (first touch),
 	// fixed when the line is made.
-	Home    int
-	owner   int      // CPU holding M/E, or -1
-	sharers []uint64 // CPUs holding S
-	nshare  int
-	burst   int // consecutive stores/RMWs by owner since it took the line
-	// inline backs sharers on machines of up to 64*len(inline) CPUs, so
-	// that a line's state is one allocation, read without a second miss.
+	Home int16
+	// owner is the CPU holding M/E, or -1; nshare counts the CPUs
+	// holding S; burst the consecutive stores/RMWs by owner since it took
+	// the line, saturated at maxBurst. int16: a machine has at most 8192
+	// CPUs (Layout.expand).
+	owner, nshare, burst int16
+	// inline holds the sharer bits (CPUs holding S) on machines of up to
+	// 64*len(inline) CPUs, more on larger ones: the whole state is 64
+	// bytes, one host cache line, so that a replay's hit check (Holds)
+	// costs one host miss at most on runs with more lines than the host
+	// caches hold (a pipe's buffer pages).
 	inline [6]uint64
+	more   *[]uint64
 }
+
+// maxBurst is where burst saturates: above every Lat.Burst (at most 256).
+const maxBurst = 1<<15 - 1
 
 // NewLine returns an uncached line homed at node.
 func (m *Machine) NewLine(home int) *Line {
-	l := &Line{Home: home, owner: -1}
-	if n := (len(m.CPUs) + 63) / 64; n <= len(l.inline) {
-		l.sharers = l.inline[:n]
-	} else {
-		l.sharers = make([]uint64, n)
+	l := &Line{Home: int16(home), owner: -1}
+	if n := (len(m.CPUs) + 63) / 64; n > len(l.inline) {
+		more := make([]uint64, n)
+		l.more = &more
 	}
 	return l
 }
 
+// words are the sharer bits, a word per 64 CPUs (inline's spare words
+// are zero).
+func (l *Line) words() []uint64 {
+	if l.more != nil {
+		return *l.more
+	}
+	return l.inline[:]
+}
+
 // Owner is the CPU holding the line Modified or Exclusive, or -1.
-func (l *Line) Owner() int { return l.owner }
+func (l *Line) Owner() int { return int(l.owner) }
 
 // Sharers is the number of CPUs holding the line Shared.
-func (l *Line) Sharers() int { return l.nshare }
+func (l *Line) Sharers() int { return int(l.nshare) }
 
 // Holds reports whether cpu has the line in its cache, Modified, Exclusive
 // or Shared: a load of it hits.
-func (l *Line) Holds(cpu int) bool { return l.owner == cpu || l.isSharer(cpu) }
+func (l *Line) Holds(cpu int) bool { return int(l.owner) == cpu || l.isSharer(cpu) }
 
-func (l *Line) isSharer(cpu int) bool { return l.sharers[cpu/64]&(1<<(cpu%64)) != 0 }
+func (l *Line) isSharer(cpu int) bool {
+	if l.more != nil {
+		return (*l.more)[cpu/64]&(1<<(cpu%64)) != 0
+	}
+	return l.inline[cpu/64]&(1<<(cpu%64)) != 0
+}
 
 func (l *Line) addSharer(cpu int) {
 	if !l.isSharer(cpu) {
-		l.sharers[cpu/64] |= 1 << (cpu % 64)
+		l.words()[cpu/64] |= 1 << (cpu % 64)
 		l.nshare++
 	}
 }
 
 func (l *Line) clearSharers() {
-	clear(l.sharers)
+	clear(l.words())
 	l.nshare = 0
 }
 
 // forEachSharer calls f for each sharer in CPU order.
 func (l *Line) forEachSharer(f func(cpu int)) {
-	for w, bitsw := range l.sharers {
+	for w, bitsw := range l.words() {
 		for bitsw != 0 {
 			b := bits.TrailingZeros64(bitsw)
 			f(w*64 + b)
@@ -168,8 +189,8 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 		}
 		if l.owner >= 0 {
 			// The owner forwards the line and keeps a Shared copy.
-			from := l.owner
-			c := AccessCost{NS: m.TransferNS(cpu, from, l.Home), Kind: Transfer, Class: m.Class(cpu, from)}
+			from := int(l.owner)
+			c := AccessCost{NS: m.TransferNS(cpu, from, int(l.Home)), Kind: Transfer, Class: m.Class(cpu, from)}
 			l.owner = -1
 			l.burst = 0
 			l.addSharer(from)
@@ -183,7 +204,7 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 				best, from, _ = m.sharerByClass(t, l, cpu, false)
 			} else {
 				l.forEachSharer(func(s int) {
-					if ns := m.TransferNS(cpu, s, l.Home); best < 0 || ns < best {
+					if ns := m.TransferNS(cpu, s, int(l.Home)); best < 0 || ns < best {
 						best, from = ns, s
 					}
 				})
@@ -192,24 +213,26 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 			return AccessCost{NS: best, Kind: Transfer, Class: m.Class(cpu, from), FromSharer: true}
 		}
 		// Fill from memory; the only copy is Exclusive.
-		l.owner = cpu
+		l.owner = int16(cpu)
 		l.burst = 0
-		return AccessCost{NS: m.memNS(cpu, l.Home), Kind: Fill}
+		return AccessCost{NS: m.memNS(cpu, int(l.Home)), Kind: Fill}
 	default: // Write, RMW, Lock, Unlock: need the line Modified.
-		if l.owner == cpu {
-			l.burst++
+		if int(l.owner) == cpu {
+			if l.burst < maxBurst {
+				l.burst++
+			}
 			return AccessCost{Kind: Hit}
 		}
 		var c AccessCost
 		switch {
 		case l.owner >= 0:
-			c = AccessCost{NS: m.TransferNS(cpu, l.owner, l.Home), Kind: Transfer, Class: m.Class(cpu, l.owner)}
+			c = AccessCost{NS: m.TransferNS(cpu, int(l.owner), int(l.Home)), Kind: Transfer, Class: m.Class(cpu, int(l.owner))}
 		case l.nshare > 0:
 			// Invalidate every other copy; the acks come back in
 			// parallel, so the farthest sharer sets the latency.
 			c.Kind = Invalidate
 			if t := m.tables(); t != nil {
-				c.Invalidated = l.nshare
+				c.Invalidated = int(l.nshare)
 				if l.isSharer(cpu) {
 					c.Invalidated--
 				}
@@ -222,16 +245,16 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 						return
 					}
 					c.Invalidated++
-					if ns := m.TransferNS(cpu, s, l.Home); ns > c.NS {
+					if ns := m.TransferNS(cpu, s, int(l.Home)); ns > c.NS {
 						c.NS, c.Class = ns, m.Class(cpu, s)
 					}
 				})
 			}
 		default:
-			c = AccessCost{NS: m.memNS(cpu, l.Home), Kind: Fill}
+			c = AccessCost{NS: m.memNS(cpu, int(l.Home)), Kind: Fill}
 		}
 		l.clearSharers()
-		l.owner = cpu
+		l.owner = int16(cpu)
 		l.burst = 1
 		return c
 	}
@@ -243,7 +266,7 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 // Lat.Burst RMWs it has ready before the line moves on, which is why N
 // writers on one line sustain far more than one RMW per transfer latency.
 func (m *Machine) Keeps(l *Line, cpu int) bool {
-	return cpu == l.owner && l.burst < m.Lat.Burst
+	return cpu == int(l.owner) && int(l.burst) < m.Lat.Burst
 }
 
 // UncontendedNS is what a CPU charges itself for an access while it runs

@@ -58,8 +58,9 @@ func (m *Machine) sharerByClass(t *topoTables, l *Line, cpu int, far bool) (ns f
 	for k := ClassSMT; k < NumClasses; k++ {
 		mask := t.classMask[cpu*int(NumClasses)+int(k)]
 		first := -1
-		for w, x := range l.sharers {
-			if y := x & mask[w]; y != 0 {
+		words := l.words()
+		for w := range mask {
+			if y := words[w] & mask[w]; y != 0 {
 				first = w*64 + bits.TrailingZeros64(y)
 				break
 			}
@@ -67,7 +68,7 @@ func (m *Machine) sharerByClass(t *topoTables, l *Line, cpu int, far bool) (ns f
 		if first < 0 {
 			continue
 		}
-		x := m.TransferNS(cpu, first, l.Home)
+		x := m.TransferNS(cpu, first, int(l.Home))
 		better := from < 0 || (!far && x < ns) || (far && x > ns) || (x == ns && first < from)
 		if better {
 			ns, from = x, first

@@ -26,7 +26,7 @@ func TestSharerByClass(t *testing.T) {
 					if s == cpu {
 						return
 					}
-					ns := m.TransferNS(cpu, s, l.Home)
+					ns := m.TransferNS(cpu, s, int(l.Home))
 					if best < 0 || (!far && ns < best) || (far && ns > best) {
 						best, from = ns, s
 					}

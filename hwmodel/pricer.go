@@ -140,9 +140,9 @@ func (p *Pricer) HomeRemote(cpu, home int) int {
 // firstIn is the lowest sharer of l in class k of cpu, or -1.
 func (p *Pricer) firstIn(l *Line, cpu int, k Class) int {
 	i := cpu*int(NumClasses) + int(k)
-	mask, s := p.t.classMask[i], p.span[i]
+	mask, s, words := p.t.classMask[i], p.span[i], l.words()
 	for w := s.lo; w < s.hi; w++ {
-		if y := l.sharers[w] & mask[w]; y != 0 {
+		if y := words[w] & mask[w]; y != 0 {
 			return int(w)*64 + bits.TrailingZeros64(y)
 		}
 	}
@@ -179,14 +179,14 @@ func (p *Pricer) Access(l *Line, cpu int, op Op) (AccessCost, int64) {
 		c := m.Access(l, cpu, op)
 		return c, PS(c.NS)
 	}
-	hr := p.HomeRemote(cpu, l.Home)
+	hr := p.HomeRemote(cpu, int(l.Home))
 	switch op {
 	case Read:
 		if l.Holds(cpu) {
 			return AccessCost{Kind: Hit}, 0
 		}
 		if l.owner >= 0 {
-			from := l.owner
+			from := int(l.owner)
 			k := m.Class(cpu, from)
 			l.owner = -1
 			l.burst = 0
@@ -199,23 +199,25 @@ func (p *Pricer) Access(l *Line, cpu int, op Op) (AccessCost, int64) {
 			l.addSharer(cpu)
 			return AccessCost{Kind: Transfer, Class: k, FromSharer: true}, c
 		}
-		l.owner = cpu
+		l.owner = int16(cpu)
 		l.burst = 0
 		return AccessCost{Kind: Fill}, p.mem[hr]
 	default:
-		if l.owner == cpu {
-			l.burst++
+		if int(l.owner) == cpu {
+			if l.burst < maxBurst {
+				l.burst++
+			}
 			return AccessCost{Kind: Hit}, 0
 		}
 		var c AccessCost
 		var cps int64
 		switch {
 		case l.owner >= 0:
-			k := m.Class(cpu, l.owner)
+			k := m.Class(cpu, int(l.owner))
 			c, cps = AccessCost{Kind: Transfer, Class: k}, p.xfer[hr][k]
 		case l.nshare > 0:
 			c.Kind = Invalidate
-			c.Invalidated = l.nshare
+			c.Invalidated = int(l.nshare)
 			if l.isSharer(cpu) {
 				c.Invalidated--
 			}
@@ -226,7 +228,7 @@ func (p *Pricer) Access(l *Line, cpu int, op Op) (AccessCost, int64) {
 			c, cps = AccessCost{Kind: Fill}, p.mem[hr]
 		}
 		l.clearSharers()
-		l.owner = cpu
+		l.owner = int16(cpu)
 		l.burst = 1
 		return c, cps
 	}

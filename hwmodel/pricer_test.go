@@ -38,8 +38,8 @@ func TestReplayPrices(t *testing.T) {
 					if got.owner != ref.owner || got.nshare != ref.nshare || got.burst != ref.burst {
 						t.Fatalf("%s trial %d access %d: line state %+v, Access leaves %+v", name, trial, i, got, ref)
 					}
-					for w := range ref.sharers {
-						if got.sharers[w] != ref.sharers[w] {
+					for w := range ref.words() {
+						if got.words()[w] != ref.words()[w] {
 							t.Fatalf("%s trial %d access %d: sharers differ", name, trial, i)
 						}
 					}
@@ -109,7 +109,7 @@ func TestReplayPricesHand(t *testing.T) {
 					t.Errorf("%s: %+v %d ps, want kind %v class %v invalidated %d sharer %v, %d ps", x.what, x.c, x.ps, tc.kind, tc.class, tc.inval, tc.sharer, tc.wantPS)
 				}
 			}
-			if got.owner != tc.ownerIs || got.burst != tc.burst {
+			if int(got.owner) != tc.ownerIs || int(got.burst) != tc.burst {
 				t.Errorf("line after: owner %d burst %d, want %d and %d", got.owner, got.burst, tc.ownerIs, tc.burst)
 			}
 		})
