@@ -99,11 +99,14 @@ func (l *Line) Sharers() int { return int(l.nshare) }
 // or Shared: a load of it hits.
 func (l *Line) Holds(cpu int) bool { return int(l.owner) == cpu || l.isSharer(cpu) }
 
-func (l *Line) isSharer(cpu int) bool {
-	if l.more != nil {
-		return (*l.more)[cpu/64]&(1<<(cpu%64)) != 0
+func (l *Line) isSharer(cpu int) bool { return l.words()[cpu/64]&(1<<(cpu%64)) != 0 }
+
+// ownerStore is a store or RMW by the line's owner, a hit: it extends the
+// owner's burst (Keeps), saturating at maxBurst.
+func (l *Line) ownerStore() {
+	if l.burst < maxBurst {
+		l.burst++
 	}
-	return l.inline[cpu/64]&(1<<(cpu%64)) != 0
 }
 
 func (l *Line) addSharer(cpu int) {
@@ -218,9 +221,7 @@ func (m *Machine) Access(l *Line, cpu int, op Op) AccessCost {
 		return AccessCost{NS: m.memNS(cpu, int(l.Home)), Kind: Fill}
 	default: // Write, RMW, Lock, Unlock: need the line Modified.
 		if int(l.owner) == cpu {
-			if l.burst < maxBurst {
-				l.burst++
-			}
+			l.ownerStore()
 			return AccessCost{Kind: Hit}
 		}
 		var c AccessCost

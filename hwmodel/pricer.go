@@ -204,9 +204,7 @@ func (p *Pricer) Access(l *Line, cpu int, op Op) (AccessCost, int64) {
 		return AccessCost{Kind: Fill}, p.mem[hr]
 	default:
 		if int(l.owner) == cpu {
-			if l.burst < maxBurst {
-				l.burst++
-			}
+			l.ownerStore()
 			return AccessCost{Kind: Hit}, 0
 		}
 		var c AccessCost
