@@ -716,6 +716,16 @@ func (w *msgBench) passed(s *emu.Sim) int64 {
 	if s.Live() == 0 {
 		return w.messages()
 	}
+	return w.written()
+}
+
+// LoopsDone is the share of the messages written so far.
+func (w *msgBench) LoopsDone() float64 {
+	return float64(w.written()) / float64(max(w.messages(), 1))
+}
+
+// written is the messages written so far.
+func (w *msgBench) written() int64 {
 	var n int64
 	for _, c := range w.sent {
 		n += c
@@ -723,32 +733,21 @@ func (w *msgBench) passed(s *emu.Sim) int64 {
 	return n
 }
 
-// LoopsDone is the share of the messages written so far.
-func (w *msgBench) LoopsDone() float64 {
-	return w.Units() / float64(max(w.messages(), 1))
-}
-
 // Units is the messages written so far (Windowed).
-func (w *msgBench) Units() float64 {
-	var n int64
-	for _, c := range w.sent {
-		n += c
-	}
-	return float64(n)
-}
+func (w *msgBench) Units() []float64 { return []float64{float64(w.written())} }
 
 // WindowLKP is lkp's hackbench.throughput keys of a run that wrote
-// perSec messages a second throughout (Windowed): the parse's tasks x loops x
+// perSec[0] messages a second throughout (Windowed): the parse's tasks x loops x
 // datasize KiB is 2 x datasize / (fds x 1024) KiB per message written
 // (tasks 2 x fds x groups, messages fds x fds x groups x loops).
-func (w *msgBench) WindowLKP(perSec float64) map[string]float64 {
+func (w *msgBench) WindowLKP(perSec []float64) map[string]float64 {
 	if !w.hackbench {
 		return nil
 	}
 	// One run at one rate is its own best, mean and worst (lkp's keys of
 	// a single iteration), so all four are the window's; the report's
 	// would be those of a run stopped at the window's end (-window-to).
-	th := perSec * 2 * float64(w.datasize) / (float64(w.fds) * 1024)
+	th := perSec[0] * 2 * float64(w.datasize) / (float64(w.fds) * 1024)
 	return map[string]float64{"throughput": th, "throughput_best": th, "throughput_avg": rubyRound2(th), "throughput_worst": th}
 }
 

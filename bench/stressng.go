@@ -69,7 +69,8 @@ type stressNG struct {
 
 // sngStressor is one stressor's instances: their tasks and what each
 // counted. ops[k] and user[k] belong to tasks[k] and are written only by
-// its program (on its CPU), read after the run.
+// its program (on its CPU), read after the run and, ops, at chunk
+// boundaries (Units), where every CPU is stopped.
 type sngStressor struct {
 	name      string
 	instances int
@@ -534,6 +535,34 @@ func (w *stressNG) Report(out io.Writer, s *emu.Sim) error {
 	inf("successful run completed in %.2fs%s", run, sngDuration(run))
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// Units is each stressor's bogo ops so far, in the order of the
+// metrics table (Windowed): ops count as stress-ng counts them, when a
+// pass ends (a nanosleep thread's 19 sleeps, a sem acquire, a switch
+// write), so a window reads the ops that ended in it.
+func (w *stressNG) Units() []float64 {
+	u := make([]float64, len(w.stressors))
+	for i, st := range w.stressors {
+		for _, n := range st.ops {
+			u[i] += float64(n)
+		}
+	}
+	return u
+}
+
+// WindowLKP is lkp's STRESSOR.ops_per_sec of a run whose stressors ended
+// perSec[i] bogo ops a second throughout (Windowed): the --metrics-brief
+// table's "bogo ops/s (real time)", as the table prints it (two
+// decimals) and lkp parses it. Their ops and pass keys stay the whole
+// run's (a count, not a rate).
+func (w *stressNG) WindowLKP(perSec []float64) map[string]float64 {
+	m := map[string]float64{}
+	for i, st := range w.stressors {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(perSec[i], 'f', 2, 64), 64)
+		m[st.name+".ops_per_sec"] = v
+	}
+	return m
 }
 
 // sngDuration is stress_duration_to_str(): " (1 min, 0.02 secs)" over a

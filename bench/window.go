@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 
@@ -45,21 +46,23 @@ type Snapshot struct {
 	// one node).
 	Profile []emu.ProfileEntry
 	Nodes   [][]emu.ProfileEntry
-	// Units is the workload's work done (Windowed), 0 for others.
-	Units float64
+	// Units is the workload's work done so far, one count per unit its
+	// lkp rates read (Windowed), nil for others.
+	Units []float64
 	// GroupLines are the task groups' tg->load_avg lines so far
 	// (Sim.GroupLines).
 	GroupLines []weave.LineStats
 }
 
 // Windowed is implemented by workloads whose lkp metrics a window can
-// read: Units is the work done so far (hackbench: messages written),
-// read at chunk boundaries, and WindowLKP lkp's metrics (unprefixed
-// keys, as LKPParse returns them) of a run that went on at perSec units
-// a second throughout.
+// read: Units is the work done so far, one count per unit the metrics are
+// rates of (hackbench: messages written; stress-ng: each stressor's bogo
+// ops), read at chunk boundaries, and WindowLKP lkp's metrics (unprefixed
+// keys, as LKPParse returns them) of a run that went on at perSec[i] of
+// unit i a second throughout.
 type Windowed interface {
-	Units() float64
-	WindowLKP(perSec float64) map[string]float64
+	Units() []float64
+	WindowLKP(perSec []float64) map[string]float64
 }
 
 // WindowResult is a run's window: its first and last snapshots, and,
@@ -221,7 +224,24 @@ func (r *WindowResult) LKP(w Workload) map[string]float64 {
 	if !ok {
 		return nil
 	}
-	return u.WindowLKP((r.End.Units - r.Start.Units) / r.Sec())
+	return u.WindowLKP(r.UnitRates())
+}
+
+// UnitRates are the window's work rates, per unit a second (Windowed's
+// Units over the window), nil for a workload that is not Windowed.
+func (r *WindowResult) UnitRates() []float64 {
+	a, b := r.Start.Units, r.End.Units
+	if len(a) != len(b) {
+		panic(fmt.Sprintf("bench: window: %d units at %d ns, %d at %d ns (one workload's snapshots)", len(a), r.Start.At, len(b), r.End.At))
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	rates := make([]float64, len(a))
+	for i := range rates {
+		rates[i] = (b[i] - a[i]) / r.Sec()
+	}
+	return rates
 }
 
 // WindowLKPStats is lkp's stats of a run (LKPStats) with the keys the

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestWindowHackbench(t *testing.T) {
 	// lkp's throughput at the window's message rate: the whole run's
 	// formula (tasks x loops x datasize >> 10 over Time) with the window's
 	// messages over its time.
-	msgs := win.End.Units - win.Start.Units
+	msgs := win.End.Units[0] - win.Start.Units[0]
 	if msgs <= 0 {
 		t.Fatalf("no messages written in the window: %v", msgs)
 	}
@@ -180,7 +181,7 @@ func TestWindowHalves(t *testing.T) {
 			t.Errorf("%s: halves %v + %v, window %v", k, ca[k], cb[k], c[k])
 		}
 	}
-	if a.End.Units+b.End.Units-a.Start.Units-b.Start.Units != win.End.Units-win.Start.Units {
+	if a.End.Units[0]+b.End.Units[0]-a.Start.Units[0]-b.Start.Units[0] != win.End.Units[0]-win.Start.Units[0] {
 		t.Errorf("messages: the halves do not add up to the window's")
 	}
 	if got, want := cb["rate.context_switches_per_sec"], cb["sched.NrSwitches"]/b.Sec(); got != want {
@@ -196,5 +197,61 @@ func TestWindowHalves(t *testing.T) {
 	}
 	if _, _, ok := res.Window.Halves(); ok {
 		t.Error("Halves ok without a Mid")
+	}
+}
+
+// TestWindowStressNG: stress-ng's window reads each stressor's bogo ops
+// that ended in it (Units, one per stressor in the table's order), so
+// lkp's STRESSOR.ops_per_sec is the window's rate, as the table prints
+// it; the ops count is the report's (the window ends at the run's end),
+// the halves add up, and both drivers read the same window.
+func TestWindowStressNG(t *testing.T) {
+	args := []string{"--nanosleep", "8", "--switch", "2", "-t", "0.02", "--metrics-brief"}
+	cfg := RunConfig{Window: &Window{From: 4 * Chunk, To: 20 * Chunk}}
+	var lkps [2]string
+	for i, d := range []string{"serial", "parallel"} {
+		res, err := execWith(t, "hikey-8", d, cfg, "stress-ng", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		win := res.Window
+		whole := LKPStats("stress-ng", report(t, res))
+		lkp := WindowLKPStats("stress-ng", whole, win, res.Workload)
+		lkps[i] = fmt.Sprint(lkp)
+		if d == "parallel" {
+			break
+		}
+		if len(win.End.Units) != 2 {
+			t.Fatalf("units %v, want one per stressor", win.End.Units)
+		}
+		a, b, ok := win.Halves()
+		if !ok {
+			t.Fatal("no halves")
+		}
+		for k, name := range []string{"nanosleep", "switch"} {
+			ops := win.End.Units[k] - win.Start.Units[k]
+			if ops <= 0 {
+				t.Fatalf("%s: no ops in the window", name)
+			}
+			if got, want := whole["stress-ng."+name+".ops"], win.End.Units[k]; got != want {
+				t.Errorf("%s: the report's bogo ops %v, the window's end counts %v", name, got, want)
+			}
+			want, _ := strconv.ParseFloat(strconv.FormatFloat(ops/win.Sec(), 'f', 2, 64), 64)
+			if got := lkp["stress-ng."+name+".ops_per_sec"]; got != want {
+				t.Errorf("%s.ops_per_sec %v, want the window's %v", name, got, want)
+			}
+			if whole["stress-ng."+name+".ops_per_sec"] == want {
+				t.Errorf("%s.ops_per_sec: the window's rate equals the whole run's %v (the start is in neither?)", name, want)
+			}
+			if a.End.Units[k]-a.Start.Units[k]+b.End.Units[k]-b.Start.Units[k] != ops {
+				t.Errorf("%s: the halves' ops do not add up to the window's %v", name, ops)
+			}
+			if lkp["stress-ng."+name+".ops"] != whole["stress-ng."+name+".ops"] {
+				t.Errorf("%s.ops: the window changed a count", name)
+			}
+		}
+	}
+	if lkps[0] != lkps[1] {
+		t.Errorf("serial and parallel windows differ:\n%s\n%s", lkps[0], lkps[1])
 	}
 }
