@@ -178,6 +178,14 @@ type Outcome struct {
 // ("rate.wakeups_per_sec", "sched.NeedPreemptCount"), or a busy share
 // ("share.update_cfs_group").
 func (o *Outcome) Value(name string) (float64, bool) {
+	if o.Run.WindowFrom > 0 || o.Run.WindowTo > 0 {
+		// A windowed run's lkp keys are the window's (Execute); the
+		// workload's own metrics are the whole run's, and answer only
+		// what lkp has no key for.
+		if v, ok := o.LKP[name]; ok {
+			return v, true
+		}
+	}
 	if v, ok := o.Metrics.Values[name]; ok {
 		return v, true
 	}

@@ -30,12 +30,27 @@ const lkpCgroup = "system.slice/lkp-bootstrap.service"
 
 // Lengths.
 var (
-	// nanosleepLen: a nanosleep thread's op (19 sleeps) takes about 4 ms
-	// on the loaded spr-2s, and stress-ng counts an op when it ends, so a
-	// run of L s undercounts by about half an op per thread: 3% at 0.06 s.
-	nanosleepLen = Length{Default: 0.06, Quick: 0.004, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
-	// stressNGLen: sem's and switch's ops take microseconds.
-	stressNGLen = Length{Default: 0.02, Quick: 0.002, Unit: "s virtual (stress-ng -t; lkp: 60)", Seconds: true}
+	// nanosleepLen: lkp averages 60 s; the emulated run is read from 30
+	// to 90 ms (-window-from, -window-to), its steady state. All 1792
+	// threads start a pass at 0 and a pass's first sleeps are its longest
+	// (stress_mwc32modn(1 << 18) + 8 ns, then halving), so at first the
+	// threads sleep in step and dephase over ~20 ms: on spr-2s (seed 1,
+	// -interval 10ms, stop 63) 9.51 M context switches/s and 0.47
+	// migrations per wakeup at 0-10 ms, 12.17 M and 0.38 at 10-20 ms, then
+	// 16.8-17.7 M and 0.27-0.29 in every 10 ms to 120 ms. A whole run of
+	// 0.06 s (the length before stop 63) averaged a third of ramp in:
+	// 15.33 M switches/s and 644667 ops/s, against 17.38 M and 751400
+	// ops/s in this window. stress-ng counts an op when a thread's pass of 19 sleeps
+	// ends (about 4 ms here), so the window reads the ops that ended in
+	// it (bench.Windowed).
+	nanosleepLen = Length{Default: 0.09, Quick: 0.004, Window: 0.03, QuickWindow: 0.001, Until: true,
+		Unit: "s virtual (stress-ng -t, read from 0.03 s: -window-from/-window-to; lkp: 60)", Seconds: true}
+	// stressNGLen: sem's and switch's ops take microseconds and settle
+	// in ~6 ms (spr-2s, -interval 2ms, stop 63: switch 4.25 and 4.99 M
+	// ops/s in the first two intervals, 5.41-5.62 M after; sem 10.5 M,
+	// then 11.3-11.6 M), so they are read from 6 ms, 20 ms long.
+	stressNGLen = Length{Default: 0.026, Quick: 0.002, Window: 0.006, QuickWindow: 0.0005, Until: true,
+		Unit: "s virtual (stress-ng -t, read from 0.006 s; lkp: 60)", Seconds: true}
 	// lkpHackbenchLen: lkp's hackbench runs for minutes (-l 30000 *
 	// nr_cpu / groups: 60000 loops at 64 groups of icl-2s), an average of
 	// its steady state: its pipes and sockets full, senders sleeping on
@@ -354,7 +369,8 @@ var lkpBase = &Study{
 		rusageNotes("hb-spr-process-socket", 112, 60000, 623219, 4.71e6, 6.48e8, 1.65e8),
 		rusageNotes("hb-icl-process-socket", 128, 30000, 433157, 1.66e6, 2.02e8, 0.40e8),
 		rusageNotes("hb-icl-threads-socket", 128, 30000, 283113, 3.87e6, 5.76e8, 2.69e8),
-		driftNotes("hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket", "hb-icl-threads-pipe",
+		driftNotes("stress-ng.nanosleep.ops_per_sec", "nanosleep-spr"),
+		driftNotes("hackbench.throughput", "hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket", "hb-icl-threads-pipe",
 			"hb-icl-process-socket", "hb-icl-threads-socket"),
 		nodeIdleNotes("nanosleep-spr", "hb-icl-process-pipe", "hb-epyc-threads-pipe", "hb-spr-process-socket",
 			"hb-icl-threads-pipe", "hb-icl-process-socket", "hb-icl-threads-socket"),
@@ -371,15 +387,15 @@ func driftOf(name, key string) Metric {
 		Fn: func(o *Outcome) float64 { return o.Drift[key] }}
 }
 
-// driftNotes are a hackbench row's drift notes: its switches, migrations
-// and throughput, half against half.
-func driftNotes(rows ...string) []Note {
+// driftNotes are the drift notes of rows whose lkp rate is key: their
+// switches, migrations and that rate, half against half.
+func driftNotes(key string, rows ...string) []Note {
 	var ns []Note
 	for _, row := range rows {
 		for _, m := range []Metric{
 			driftOf("context switches/s", "rate.context_switches_per_sec"),
 			driftOf("migrations/s", "rate.migrations_per_sec"),
-			driftOf("hackbench.throughput", "hackbench.throughput"),
+			driftOf(key, key),
 		} {
 			ns = append(ns, Note{Row: row, Metric: m, Pub: lkpSteady})
 		}

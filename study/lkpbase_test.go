@@ -2,6 +2,7 @@ package study
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -119,12 +120,26 @@ func TestWindowDrift(t *testing.T) {
 			t.Errorf("no drift of %s: %v", k, o.Drift)
 		}
 	}
-	ns := driftNotes("r")
+	// The rows read lkp's throughput over the window, not the
+	// workload's whole-run metric of the same name.
+	win, whole := o.LKP["hackbench.throughput"], o.Metrics.Values["throughput"]
+	if win == whole || win <= 0 {
+		t.Errorf("window throughput %v, whole run's %v: want two rates", win, whole)
+	}
+	for _, m := range []Metric{hbThroughput, hbThroughputLKP} {
+		if got := m.value(o); got != win {
+			t.Errorf("%s (key %q) reads %v, want the window's %v", m.Name, m.Key, got, win)
+		}
+	}
+	ns := driftNotes("hackbench.throughput", "r")
 	if len(ns) != 3 {
 		t.Fatalf("%d drift notes, want 3", len(ns))
 	}
 	if got, want := ns[0].Metric.value(o), o.Drift["rate.context_switches_per_sec"]; got != want {
 		t.Errorf("the switches note reads %v, want the drift %v", got, want)
+	}
+	if got, want := ns[2].Metric.value(o), o.Drift["hackbench.throughput"]; got != want {
+		t.Errorf("the rate note reads %v, want the drift %v", got, want)
 	}
 	for _, n := range ns {
 		if _, ok := pubValue(n.Pub); ok {
@@ -137,6 +152,21 @@ func TestWindowDrift(t *testing.T) {
 	}
 	if o.Drift != nil {
 		t.Errorf("a window to the first exit has a drift: %v", o.Drift)
+	}
+	// stress-ng's rate drifts by stressor (bench.Windowed's units).
+	run = Run{Topo: "hikey-8", Features: "v6.6-eevdf", Workload: "stress-ng",
+		Args: []string{"--nanosleep", "4", "--switch", "2", "-t", "0.008", "--metrics-brief"}, WindowFrom: 0.002, WindowTo: 0.008}
+	if o, err = Execute(run, 1, Engine{Driver: "serial"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"stress-ng.nanosleep.ops_per_sec", "stress-ng.switch.ops_per_sec"} {
+		if _, ok := o.Drift[k]; !ok {
+			t.Errorf("no drift of %s: %v", k, o.Drift)
+		}
+		got, _ := o.Value(k)
+		if whole := o.Metrics.Values[strings.TrimPrefix(k, "stress-ng.")]; got != o.LKP[k] || got == whole {
+			t.Errorf("%s reads %v, want the window's %v (the whole run's is %v)", k, got, o.LKP[k], whole)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ var (
 // Metrics.
 var (
 	tpsPerClient = Metric{Name: "tps/client (netperf.Throughput_tps)", Key: "netperf.Throughput_tps"}
-	hbThroughput = Metric{Name: "hackbench.throughput", Key: "throughput"}
+	hbThroughput = Metric{Name: "hackbench.throughput", Key: "hackbench.throughput"}
 	sysTPS       = Metric{Name: "transactions/s", Key: "tps"}
 	cfsGroup     = Metric{Name: "update_cfs_group", Key: "share.update_cfs_group", Format: "%.2f", Unit: "%"}
 	loadAvg      = Metric{Name: "update_load_avg", Key: "share.update_load_avg", Format: "%.2f", Unit: "%"}
