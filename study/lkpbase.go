@@ -40,9 +40,11 @@ var (
 	// 16.8-17.7 M and 0.27-0.29 in every 10 ms to 120 ms. A whole run of
 	// 0.06 s (the length before stop 63) averaged a third of ramp in:
 	// 15.33 M switches/s and 644667 ops/s, against 17.38 M and 751400
-	// ops/s in this window. stress-ng counts an op when a thread's pass of 19 sleeps
-	// ends (about 4 ms here), so the window reads the ops that ended in
-	// it (bench.Windowed).
+	// ops/s in this window; the seeds agree there (seeds 1-3: 751400,
+	// 757817, 749483 ops/s), where the 0.06 s whole runs scattered by 7%
+	// (644667, 692083, 688633). stress-ng counts an op when a thread's
+	// pass of 19 sleeps ends (about 4 ms here), so the window reads the
+	// ops that ended in it (bench.Windowed).
 	nanosleepLen = Length{Default: 0.09, Quick: 0.004, Window: 0.03, QuickWindow: 0.001, Until: true,
 		Unit: "s virtual (stress-ng -t, read from 0.03 s: -window-from/-window-to; lkp: 60)", Seconds: true}
 	// stressNGLen: sem's and switch's ops take microseconds and settle
