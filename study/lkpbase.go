@@ -320,7 +320,7 @@ var lkpBase = &Study{
 		{Label: "hb-icl-process-pipe", Topo: "icl-2s", Features: "v6.6-eevdf", Workload: "hackbench",
 			Args: lkpHackbench(128, 64, "process", true), Length: lkpHackbenchLen,
 			Metrics: []Metric{
-				pub(hbThroughputLKP, 1052797), pub(csPerSec, 9.03), pub(migPerSec, 0.544),
+				pub(hbThroughput, 1052797), pub(csPerSec, 9.03), pub(migPerSec, 0.544),
 				pub(volInvol, 4.41/0.99),
 			}},
 		{Label: "hb-epyc-threads-pipe", Topo: "epyc-9654-2s", Features: "v6.5-cfs", Workload: "hackbench",
@@ -338,26 +338,26 @@ var lkpBase = &Study{
 			Args:   []string{"-g", "32", "-f", "20", "--threads", "--pipe", "-l", "480000", "-s", "100", "-cgroup", "user.slice/user-1000.slice/session-1.scope"},
 			Length: lkpHackbenchLen,
 			Metrics: []Metric{
-				hbThroughputLKP, pub(csPerSec, 9.27), pub(migPerSec, 2.41), pub(cpusUtilized, 253),
+				hbThroughput, pub(csPerSec, 9.27), pub(migPerSec, 2.41), pub(cpusUtilized, 253),
 			}},
 		// v6.11 tip: delayed dequeue, before PREEMPT_SHORT (v6.11-eevdf).
 		{Label: "hb-spr-process-socket", Topo: "spr-2s", Features: "v6.11-eevdf", Workload: "hackbench",
 			Args: lkpHackbench(224, 112, "process", false), Length: lkpHackbenchLen,
-			Metrics: []Metric{pub(hbThroughputLKP, 623219), pub(csPerSec, 4.71), pub(migPerSec, 0.602), pub(nrRunning, 8.92), pub(volInvol, 6.48/1.65)}},
+			Metrics: []Metric{pub(hbThroughput, 623219), pub(csPerSec, 4.71), pub(migPerSec, 0.602), pub(nrRunning, 8.92), pub(volInvol, 6.48/1.65)}},
 		// v6.13-rc: the model has no rule of v6.13's that v6.12 lacks, so the
 		// row runs v6.12-eevdf (simplified).
 		{Label: "hb-icl-threads-pipe", Topo: "icl-2s", Features: "v6.12-eevdf", Workload: "hackbench",
 			Args: lkpHackbench(128, 64, "threads", true), Length: lkpHackbenchLen,
-			Metrics: []Metric{pub(hbThroughputLKP, 823004), pub(migPerSec, 0.577), pub(nrRunning, 6.10)}},
+			Metrics: []Metric{pub(hbThroughput, 823004), pub(migPerSec, 0.577), pub(nrRunning, 6.10)}},
 		// v6.14-rc tip: run as v6.12-eevdf, with v6.12's base slice (the
 		// model has no v6.14 profile; simplified).
 		{Label: "hb-icl-process-socket", Topo: "icl-2s", Features: "v6.12-eevdf", Workload: "hackbench",
 			Args: lkpHackbench(128, 128, "process", false), Length: lkpCrowdedLen,
-			Metrics: []Metric{pub(hbThroughputLKP, 433157), pub(csPerSec, 1.66), pub(migPerSec, 0.0446), pub(volInvol, 2.02/0.40)}},
+			Metrics: []Metric{pub(hbThroughput, 433157), pub(csPerSec, 1.66), pub(migPerSec, 0.0446), pub(volInvol, 2.02/0.40)}},
 		// v6.12-rc1: PREEMPT_SHORT with update_curr()'s rq->nr_running test.
 		{Label: "hb-icl-threads-socket", Topo: "icl-2s", Features: "v6.12-eevdf,+RESCHED_RQ_NR_RUNNING", Workload: "hackbench",
 			Args: lkpHackbench(128, 128, "threads", false), Length: lkpCrowdedLen,
-			Metrics: []Metric{pub(hbThroughputLKP, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
+			Metrics: []Metric{pub(hbThroughput, 283113), pub(csPerSec, 3.87), pub(nrRunning, 24.82), pub(volInvol, 5.76/2.69)}},
 	},
 	Notes: slices.Concat([]Note{
 		{Row: "nanosleep-spr", Metric: nrRunningSteady, Pub: lkpSampledOnly},
@@ -436,9 +436,6 @@ const lkpSteady = "lkp: a minutes-long average, so ~0"
 // lkpSampledOnly is a note's published column where lkp gives only its
 // samples' average (the nr_running metric).
 const lkpSampledOnly = "lkp gives only its samples' average"
-
-// hbThroughputLKP is lkp's hackbench.throughput, read by its parser.
-var hbThroughputLKP = Metric{Name: "hackbench.throughput", Key: "hackbench.throughput"}
 
 // stressNGRow is stress-ng's STRESSOR at nr_threads 100% of spr-2s, as lkp
 // runs it.

@@ -126,7 +126,7 @@ func TestWindowDrift(t *testing.T) {
 	if win == whole || win <= 0 {
 		t.Errorf("window throughput %v, whole run's %v: want two rates", win, whole)
 	}
-	for _, m := range []Metric{hbThroughput, hbThroughputLKP} {
+	for _, m := range []Metric{hbThroughput} {
 		if got := m.value(o); got != win {
 			t.Errorf("%s (key %q) reads %v, want the window's %v", m.Name, m.Key, got, win)
 		}

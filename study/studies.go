@@ -34,6 +34,8 @@ var (
 // Metrics.
 var (
 	tpsPerClient = Metric{Name: "tps/client (netperf.Throughput_tps)", Key: "netperf.Throughput_tps"}
+	// hbThroughput is lkp's hackbench.throughput (the window's in a
+	// windowed run: Outcome.Value).
 	hbThroughput = Metric{Name: "hackbench.throughput", Key: "hackbench.throughput"}
 	sysTPS       = Metric{Name: "transactions/s", Key: "tps"}
 	cfsGroup     = Metric{Name: "update_cfs_group", Key: "share.update_cfs_group", Format: "%.2f", Unit: "%"}

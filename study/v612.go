@@ -28,7 +28,7 @@ var preemptShortSPR = &Study{
 	},
 	Rows: []Row{{Label: "hackbench g112 process socket", Topo: "spr-2s", Workload: "hackbench",
 		Args: lkpHackbench(224, 112, "process", false), Length: lkpHackbenchLen}},
-	Metrics:  []Metric{hbThroughputLKP, csPerSec, migPerSec, nrRunning},
+	Metrics:  []Metric{hbThroughput, csPerSec, migPerSec, nrRunning},
 	Headline: &Headline{Row: "hackbench g112 process socket", Setting: 1},
 }
 
@@ -42,7 +42,7 @@ var preemptShortICL = &Study{
 	},
 	Rows: []Row{{Label: "hackbench g128 threads socket", Topo: "icl-2s", Workload: "hackbench",
 		Args: lkpHackbench(128, 128, "threads", false), Length: lkpCrowdedLen}},
-	Metrics:  []Metric{hbThroughputLKP, csPerSec, volPerSec, involPerSec},
+	Metrics:  []Metric{hbThroughput, csPerSec, volPerSec, involPerSec},
 	Headline: &Headline{Row: "hackbench g128 threads socket", Setting: 1},
 }
 
@@ -60,6 +60,6 @@ var baseSliceICL = &Study{
 	},
 	Rows: []Row{{Label: "hackbench g128 process socket", Topo: "icl-2s", Workload: "hackbench",
 		Args: lkpHackbench(128, 128, "process", false), Length: lkpCrowdedLen}},
-	Metrics:  []Metric{hbThroughputLKP, csPerSec, migPerSec},
+	Metrics:  []Metric{hbThroughput, csPerSec, migPerSec},
 	Headline: &Headline{Row: "hackbench g128 process socket", Setting: 1},
 }
